@@ -1,0 +1,179 @@
+"""The command line: a thin click layer over build (load rules) -> execute (review) -> report.
+
+Exit codes: 0 no failure at the --fail-on level; 1 failures; 2 usage error, unreadable
+input, a broken rule pack or an internal error. No traceback ever reaches the user.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from . import __version__
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+TIERS = ("single-gpu", "single-node", "multi-node", "large-cluster")
+
+
+class Exit(Exception):
+    def __init__(self, code: int):
+        self.code = code
+
+
+def _ids(value: str | None) -> set[str]:
+    return {v.strip().upper() for v in (value or "").split(",") if v.strip()}
+
+
+def _selector(select: str | None, ignore: str | None) -> Any:
+    chosen, dropped = _ids(select), _ids(ignore)
+
+    def matches(rule_id: str, patterns: set[str]) -> bool:
+        return any(rule_id == p or (len(p) < 6 and rule_id.startswith(p)) for p in patterns)
+
+    return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
+
+
+def _load_pack(extra: Sequence[str]) -> Any:
+    from .rules import RuleLoadError, load_pack
+
+    try:
+        return load_pack(list(extra))
+    except RuleLoadError as exc:
+        for problem in exc.problems:
+            click.echo(f"hwlint: rule error: {problem}", err=True)
+        raise Exit(2) from None
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+def exit_code(reviews: list[Any], fail_on: str) -> int:
+    if any(r.unreadable or r.rule_errors for r in reviews):
+        return 2
+    threshold = SEVERITY_RANK[fail_on]
+    failing = any(
+        res.status == "fail" and SEVERITY_RANK[res.severity] >= threshold for r in reviews for res in r.results
+    )
+    return 1 if failing else 0
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hwlint")
+def cli() -> None:
+    """Review a GPU-cluster purchase manifest: do the parts fit each other and the plan?"""
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="write the report to this file")
+@click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one")
+@click.option("--select", help="only these rule ids or prefixes, comma-separated (e.g. PWR,GPU001)")
+@click.option("--ignore", help="skip these rule ids or prefixes, comma-separated")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+              help="lowest severity that makes the exit code 1")
+@click.option("--verbose", "-v", is_flag=True, help="text format: also show fixes, pending and waived rules")
+def check(files: tuple[str, ...], fmt: str, output: str | None, tier: str | None, select: str | None,
+          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool) -> None:
+    """Review manifest FILES and report findings."""
+    from .report import reporter
+    from .review import review_file
+
+    pack = _load_pack(rule_dirs)
+    selected = _selector(select, ignore)
+    reviews = [review_file(f, pack, tier, selected) for f in files]
+    render = reporter(fmt)
+    if fmt == "markdown":
+        text = render(reviews, references=pack.references, rule_count=len(pack.rules))
+    else:
+        text = render(reviews, verbose=verbose)
+    _write(text, output)
+    raise Exit(exit_code(reviews, fail_on))
+
+
+@cli.group()
+def rules() -> None:
+    """List, explain and test rules."""
+
+
+@rules.command("list")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
+def rules_list(rule_dirs: tuple[str, ...]) -> None:
+    """One line per rule: id, severity, tiers, title."""
+    pack = _load_pack(rule_dirs)
+    for rule in pack.rules:
+        tiers = "all tiers" if rule.spec.tiers == "all" else ",".join(rule.spec.tiers)
+        click.echo(f"{rule.id}  {rule.spec.severity:<7}  {tiers:<40}  {rule.spec.title}")
+
+
+@rules.command("show")
+@click.argument("rule_id")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
+def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
+    """Explain one rule: what, why, example, fix, tiers, sources."""
+    from .docs import rule_text
+
+    pack = _load_pack(rule_dirs)
+    rule = pack.get(rule_id.upper())
+    if rule is None:
+        import difflib
+
+        close = difflib.get_close_matches(rule_id.upper(), [r.id for r in pack.rules], n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; `hwlint rules list` shows them all"
+        click.echo(f"hwlint: no rule {rule_id}{hint}", err=True)
+        raise Exit(2)
+    click.echo(rule_text(rule, pack))
+
+
+@cli.command()
+def schema() -> None:
+    """Print the manifest JSON Schema."""
+    from .schema import schema_path
+
+    click.echo(schema_path().read_text(encoding="utf-8"), nl=False)
+
+
+@cli.command()
+@click.argument("path", default="cluster.hw.yaml", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="overwrite an existing file")
+def init(path: str, force: bool) -> None:
+    """Write a commented starter manifest to PATH (default cluster.hw.yaml)."""
+    from .paths import data_dir
+
+    target = Path(path)
+    if target.exists() and not force:
+        click.echo(f"hwlint: {path} exists; use --force to overwrite", err=True)
+        raise Exit(2)
+    target.write_text((data_dir("templates") / "starter.hw.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    click.echo(f"wrote {path}; fill it in, then run: hwlint check {path}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="hwlint", standalone_mode=False)
+    except Exit as done:
+        return done.code
+    except click.exceptions.Abort:
+        click.echo("hwlint: aborted", err=True)
+        return 2
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except Exception as exc:  # the last line of defence: never a traceback
+        click.echo(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

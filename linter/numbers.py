@@ -1,0 +1,16 @@
+"""How numbers are printed everywhere: thousands separators, no trailing zeros."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def num(value: Any, digits: int = 1) -> str:
+    """1234.5 -> '1,234.5'; 8.0 -> '8'; text passes through."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    text = f"{value:,.{digits}f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return text if text not in ("0", "-0") else f"{value:.2g}"

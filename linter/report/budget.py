@@ -1,0 +1,98 @@
+"""The budget table: the few numbers a reviewer checks first, needed against available."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..facts import Unknown
+from ..numbers import num
+from ..review import Review
+
+
+@dataclass
+class BudgetRow:
+    label: str
+    needed: str
+    available: str
+    ok: bool | None  # None: not enough data
+
+
+def _known(*values: Any) -> bool:
+    return all(v is not None and not isinstance(v, Unknown) for v in values)
+
+
+def rows(review: Review) -> list[BudgetRow]:
+    f = review.facts
+    if not f:
+        return []
+    out: list[BudgetRow] = []
+    mem = f["memory"]
+    reserve = f["policy"]["gpu_memory_reserve_pct"]
+    if _known(mem["total_gb"], mem["usable_gb"]):
+        out.append(BudgetRow(
+            "GPU memory per GPU",
+            f"{num(mem['total_gb'])} GB (model states {num(mem['model_states_gb'])} + activations {num(mem['activations_gb'])})",
+            f"{num(mem['usable_gb'])} GB usable of {num(mem['capacity_gb'])} GB ({num(reserve)}% reserve)",
+            mem["total_gb"] <= mem["usable_gb"],
+        ))
+    elif _known(mem["model_states_gb"], mem["usable_gb"]):
+        out.append(BudgetRow("GPU memory per GPU", f"{num(mem['model_states_gb'])} GB model states; activations unknown",
+                             f"{num(mem['usable_gb'])} GB usable", None))
+    power = f["power"]
+    headroom = f["policy"]["power_headroom_pct"]
+    if _known(power["it_kw"]):
+        limit = power["facility_limit_kw"]
+        out.append(BudgetRow(
+            "Facility IT power at full load",
+            f"{num(power['it_kw'])} kW",
+            f"{num(limit)} kW usable of {num(power['facility_capacity_kw'])} kW ({num(headroom)}% headroom)" if _known(limit) else "not given",
+            power["it_kw"] <= limit if _known(limit) else None,
+        ))
+    for rack in power["racks"]:
+        if not _known(rack["load_kw"]):
+            continue
+        limits = [x for x in (rack["budget_limit_kw"], rack["circuit_limit_kw"]) if _known(x)]
+        have = []
+        if _known(rack["budget_limit_kw"]):
+            have.append(f"budget {num(rack['budget_limit_kw'])} kW after headroom")
+        if _known(rack["circuit_limit_kw"]):
+            have.append(f"circuits {num(rack['circuit_limit_kw'])} kW continuous")
+        out.append(BudgetRow(
+            f"Power per rack ({rack['name']}, x{rack['count']})",
+            f"{num(rack['load_kw'])} kW",
+            "; ".join(have) or "not given",
+            all(rack["load_kw"] <= x for x in limits) if limits else None,
+        ))
+    fabric = f["fabric"]
+    if fabric.get("present") and _known(fabric.get("ports_present")):
+        if "leaf_down_needed" in fabric:
+            out.append(BudgetRow(
+                f"Leaf switch ports ({fabric['name']})",
+                f"{num(fabric['ports_needed'])} ({num(fabric['leaf_down_needed'])} down + {num(fabric['uplinks_needed'])} up)",
+                f"{num(fabric['ports_present'])}",
+                fabric["ports_needed"] <= fabric["ports_present"],
+            ))
+            if _known(fabric.get("spine_ports_present")):
+                out.append(BudgetRow(
+                    f"Spine switch ports ({fabric['name']})", num(fabric["spine_ports_needed"]),
+                    num(fabric["spine_ports_present"]), fabric["spine_ports_needed"] <= fabric["spine_ports_present"],
+                ))
+        else:
+            out.append(BudgetRow(f"Switch ports ({fabric['name']})", num(fabric["ports_needed"]),
+                                 num(fabric["ports_present"]), fabric["ports_needed"] <= fabric["ports_present"]))
+    days = f["training"].get("days")
+    return out + _time_row(review, days)
+
+
+def _time_row(review: Review, days: Any) -> list[BudgetRow]:
+    if not _known(days):
+        return []
+    target = review.facts["training"]["target_days"]
+    mfu = review.facts["policy"]["mfu"]
+    return [BudgetRow(
+        "Time to train",
+        f"{num(days)} days at {num(mfu * 100)}% MFU",
+        f"{num(target)} days planned" if _known(target) else "no target given",
+        days <= target if _known(target) else None,
+    )]

@@ -1,0 +1,107 @@
+"""The Markdown review, rendered from templates/review.md.j2.
+
+Every value from a manifest is escaped on output (the environment's `finalize`), so a pool
+named `<script>` or `[x](javascript:...)` prints as text. Template-authored fragments that
+must stay Markdown are wrapped in `Trusted`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .. import __version__
+from ..numbers import num
+from ..paths import data_dir
+from ..results import LAYERS, Result
+from ..review import Review
+from . import budget
+from .escape import markdown
+
+
+class Trusted(str):
+    """Markdown written by hwlint itself; not escaped."""
+
+
+@lru_cache(maxsize=1)
+def environment() -> Any:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    env = Environment(
+        loader=FileSystemLoader(str(data_dir("templates"))),
+        undefined=StrictUndefined,
+        finalize=lambda v: v if isinstance(v, (Trusted, int, float)) else markdown(v),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["num"] = num
+    env.filters["trusted"] = Trusted
+    return env
+
+
+ICONS = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
+
+
+class Footnotes:
+    """Numbers citations in order of first use."""
+
+    def __init__(self, references: dict[str, dict[str, Any]]):
+        self.references = references
+        self.order: list[str] = []
+
+    def marks(self, keys: list[str]) -> Trusted:
+        out = []
+        for key in keys:
+            if key not in self.order:
+                self.order.append(key)
+            out.append(f"[^{self.order.index(key) + 1}]")
+        return Trusted("".join(out))
+
+    def entries(self) -> list[tuple[int, dict[str, Any]]]:
+        return [(i + 1, self.references.get(k, {"title": k})) for i, k in enumerate(self.order)]
+
+
+def verdict(review: Review) -> str:
+    if review.unreadable or review.file_findings:
+        return "❌ cannot be reviewed: fix the manifest file first"
+    failing = [r for r in review.results if r.status == "fail"]
+    if any(r.severity == "error" for r in failing):
+        return "❌ changes needed"
+    if failing:
+        return "⚠️ acceptable with warnings"
+    if any(r.status == "pending" for r in review.results):
+        return "🟡 no failures; items still to confirm"
+    return "✅ ready for sign-off"
+
+
+def grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
+    order = list(LAYERS)
+    groups: dict[str, list[Result]] = {}
+    for r in sorted(results, key=lambda r: (order.index(r.layer), ("error", "warning", "info").index(r.severity), r.rule_id)):
+        groups.setdefault(r.layer, []).append(r)
+    return [(LAYERS[layer], items) for layer, items in groups.items()]
+
+
+def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count: int) -> str:
+    notes = Footnotes(references)
+    by_status = lambda s: [r for r in review.results if r.status == s]  # noqa: E731
+    return environment().get_template("review.md.j2").render(
+        review=review,
+        version=__version__,
+        rule_count=rule_count,
+        verdict=Trusted(verdict(review)),
+        counts=review.counts(),
+        budget=budget.rows(review),
+        findings=grouped(by_status("fail") + by_status("waived")),
+        pending=by_status("pending"),
+        skipped=by_status("skipped"),
+        passed=by_status("pass"),
+        icons=ICONS,
+        notes=notes,
+    )
+
+
+def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0) -> str:
+    return "\n---\n\n".join(render_one(r, references or {}, rule_count) for r in reviews)

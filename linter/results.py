@@ -1,0 +1,80 @@
+"""What a review produces: one Result per rule, plus findings about the file itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("fail", "waived", "pending", "pass", "skipped")
+SEVERITIES = ("error", "warning", "info")
+LAYERS = {
+    "GPU": "Compute cards",
+    "LNK": "Intra-node link",
+    "NET": "Inter-node network",
+    "MEM": "Host memory and local disk",
+    "STO": "Storage",
+    "PWR": "Power and cooling",
+    "OPS": "Operations",
+    "BUY": "Procurement",
+    "FILE": "The manifest file",
+}
+
+
+@dataclass
+class Result:
+    rule_id: str
+    title: str
+    layer: str
+    severity: str
+    status: str
+    message: str = ""
+    fix: str = ""
+    citations: list[str] = field(default_factory=list)
+    file: str = ""
+    line: int = 1
+    column: int = 1
+    path: str = ""  # manifest path the result points to, e.g. plan.parallelism.tensor
+    reason: str = ""  # why skipped / what is pending / the waiver
+    missing: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    waiver: dict[str, Any] | None = None
+
+    @property
+    def is_failure(self) -> bool:
+        return self.status == "fail"
+
+
+def file_finding(code: str, message: str, file: str, line: int, column: int, path: str = "", fix: str = "") -> Result:
+    """A problem with the manifest file itself (syntax, schema, catalog names)."""
+    return Result(
+        rule_id=code,
+        title="The manifest file is readable and well-formed",
+        layer="FILE",
+        severity="error",
+        status="fail",
+        message=message,
+        fix=fix,
+        file=file,
+        line=line,
+        column=column,
+        path=path,
+    )
+
+
+def dotted(path: tuple) -> str:
+    """("node_pools", 0, "gpu") -> "node_pools[0].gpu"."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def undotted(text: str) -> tuple:
+    """Inverse of `dotted`."""
+    parts: list[Any] = []
+    for chunk in text.replace("]", "").split("."):
+        name, *indexes = chunk.split("[")
+        if name:
+            parts.append(name)
+        parts.extend(int(i) for i in indexes)
+    return tuple(parts)

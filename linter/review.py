@@ -1,0 +1,241 @@
+"""The pipeline: load -> validate -> resolve (catalog) -> model -> facts -> tier -> evaluate.
+
+`review_document` runs every stage on one loaded manifest and returns a `Review`, the only
+thing reporters see. Each rule gives exactly one result: pass, fail, pending, skipped or
+waived.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalog import CatalogRef, resolve
+from .facts import Unknown, derive
+from .loader import Document, InputError, load_file
+from .results import Result, dotted, file_finding, undotted
+from .rules import Rule, RulePack
+from .validate import validate
+
+
+@dataclass
+class Review:
+    file: str
+    name: str = ""
+    tier: str = ""
+    tier_reason: str = ""
+    results: list[Result] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    policy: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {value, default, source}
+    catalog: list[CatalogRef] = field(default_factory=list)
+    rule_errors: list[str] = field(default_factory=list)
+    unreadable: bool = False  # the file could not be parsed at all
+    digest: str = ""
+
+    @property
+    def file_findings(self) -> list[Result]:
+        return [r for r in self.results if r.layer == "FILE"]
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in ("fail", "waived", "pending", "pass", "skipped")}
+        for r in self.results:
+            out[r.status] += 1
+        return out
+
+
+def today() -> dt.date:
+    """Today, or HWLINT_TODAY (YYYY-MM-DD) so reviews can be reproduced."""
+    fixed = os.environ.get("HWLINT_TODAY")
+    return dt.date.fromisoformat(fixed) if fixed else dt.date.today()
+
+
+def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None) -> Review:
+    try:
+        doc = load_file(path)
+    except InputError as exc:
+        review = Review(file=path, unreadable=exc.code in ("YAML", "IO"))
+        review.results.append(file_finding(exc.code, exc.message, path, exc.line, exc.column))
+        return review
+    return review_document(doc, pack, tier, selected)
+
+
+def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None) -> Review:
+    review = Review(file=doc.path, digest=hashlib.sha256(doc.raw).hexdigest() if doc.raw else "")
+    problems = validate(doc)
+    if problems:
+        review.results = problems
+        return review
+    resolved = resolve(doc)
+    review.catalog = resolved.refs
+    if resolved.findings:
+        review.results = resolved.findings
+        return review
+    data = _model_dump(resolved.data, doc)
+    if isinstance(data, list):
+        review.results = data
+        return review
+    review.name = data["name"]
+    policy = effective_policy(pack, data.get("policy", {}))
+    review.policy = policy
+    facts = derive(data, {k: v["value"] for k, v in policy.items()})
+    facts["today"] = today().isoformat()
+    facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of} for r in resolved.refs]
+    review.tier, review.tier_reason = choose_tier(pack, data, facts, tier)
+    facts["tier"] = review.tier
+    review.facts = facts
+    primary = _primary_pool(data, facts)
+    for rule in pack.rules:
+        if selected is not None and not selected(rule.id):
+            continue
+        result = evaluate(rule, doc, data, facts, primary, review.tier)
+        if result.status == "pending" and result.reason.startswith("rule error"):
+            review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
+        review.results.append(result)
+    apply_waivers(review, data.get("waivers", []), pack)
+    return review
+
+
+def _model_dump(data: dict, doc: Document) -> dict | list[Result]:
+    """Validate through the pydantic models (dates, cross-field types) and return plain data
+    keyed as in the manifest, without the values the manifest leaves out."""
+    from pydantic import ValidationError
+
+    from .model import Manifest
+
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as exc:
+        findings = []
+        for error in exc.errors():
+            path = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal"))))
+            line, column = doc.position(path)
+            findings.append(file_finding("SCHEMA", f"{dotted(path)}: {error['msg']}", doc.path, line, column, dotted(path)))
+        return findings
+    return manifest.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def effective_policy(pack: RulePack, overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, spec in pack.policy.items():
+        given = overrides.get(name)
+        out[name] = {
+            "value": spec["default"] if given is None else given,
+            "default": spec["default"],
+            "source": "manifest" if given is not None else "default",
+            "unit": spec.get("unit", ""),
+            "means": spec.get("means", ""),
+        }
+    return out
+
+
+def _primary_pool(data: dict, facts: dict) -> dict | None:
+    primary = facts.get("primary_pool")
+    if isinstance(primary, Unknown):
+        return None
+    return data["node_pools"][undotted(primary)[1]]
+
+
+def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -> tuple[str, str]:
+    from .rules import environment
+    from .sandbox import MissingData, Recorder, wrap
+
+    if override:
+        return override, "set on the command line (--tier)"
+    if data.get("tier"):
+        return data["tier"], "declared in the manifest (tier:)"
+    env = environment()
+    scope = {"facts": wrap(facts, "facts", Recorder()), "manifest": wrap(data, "", Recorder())}
+    skipped_unknown = []
+    for tier in pack.tiers:
+        try:
+            if env.compile_expression(tier["when"], undefined_to_none=False)(**scope):
+                reason = env.from_string(tier["reason"]).render(**scope)
+                note = f" ({', '.join(skipped_unknown)} unknown)" if skipped_unknown else ""
+                return tier["name"], f"inferred: {reason}{note}"
+        except MissingData as exc:
+            skipped_unknown.extend(exc.needs)
+    last = pack.tiers[-1]["name"]
+    return last, f"inferred: none of the tiers could be decided ({', '.join(skipped_unknown)} unknown)"
+
+
+def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str) -> Result:
+    from jinja2.exceptions import SecurityError, TemplateError
+
+    from .sandbox import Missing, MissingData, Recorder, wrap
+
+    spec = rule.spec
+    recorder = Recorder()
+    pool_path = facts["primary_pool"] if not isinstance(facts["primary_pool"], Unknown) else "node_pools[0]"
+    scope = {
+        "manifest": wrap(data, "", recorder),
+        "facts": wrap(facts, "facts", recorder),
+        "pool": wrap(primary, pool_path, recorder) if primary is not None else Missing(needs=("node_pools[].gpu",)),
+    }
+    result = Result(
+        rule_id=spec.id, title=spec.title, layer=rule.layer, severity=spec.severity, status="pass",
+        citations=list(spec.cite), file=doc.path,
+    )
+
+    def locate() -> None:
+        try:
+            result.path = rule.at.render(**scope).strip()
+        except (MissingData, TemplateError, SecurityError):
+            result.path = spec.at.split("{")[0].rstrip(".[")
+        result.line, result.column = doc.position(undotted(result.path) if result.path else ())
+
+    if not rule.applies_at(tier):
+        result.status = "skipped"
+        result.reason = f"applies at {', '.join(spec.tiers)}; this manifest is {tier}"
+        result.line, result.column = 1, 1
+        return result
+    try:
+        applies = rule.when(**scope)
+        if not applies:
+            result.status = "skipped"
+            result.reason = f"applies only when {spec.applies_when or spec.when}"
+            return result
+        holds = rule.require(**scope)
+        locate()
+        result.facts = _plain(recorder)
+        if holds:
+            return result
+        result.status = "fail"
+        result.message = " ".join(rule.message.render(**scope).split())
+        result.fix = " ".join(rule.fix.render(**scope).split())
+    except MissingData as exc:
+        locate()
+        result.status = "pending"
+        result.missing = sorted(set(exc.needs))
+        result.reason = "needs " + ", ".join(result.missing)
+        result.facts = _plain(recorder)
+    except (SecurityError, TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
+        result.status = "pending"
+        result.reason = f"rule error: {type(exc).__name__}: {exc}"
+    return result
+
+
+def _plain(recorder: dict) -> dict[str, Any]:
+    return {k: v for k, v in recorder.items() if isinstance(v, (int, float, str, bool))}
+
+
+def apply_waivers(review: Review, waivers: list[dict], pack: RulePack) -> None:
+    """A complete, unexpired waiver turns a matching failure into `waived`."""
+    now = today().isoformat()
+    for result in review.results:
+        if result.status != "fail":
+            continue
+        for waiver in waivers:
+            if waiver["rule"] != result.rule_id or waiver.get("path", result.path) != result.path:
+                continue
+            if not all(waiver.get(k) for k in ("reason", "approver", "expires")) or waiver["expires"] < now:
+                continue
+            rule = pack.get(result.rule_id)
+            if rule is not None and not rule.spec.waivable:
+                continue
+            result.status = "waived"
+            result.waiver = dict(waiver)
+            result.reason = f"waived by {waiver['approver']} until {waiver['expires']}: {waiver['reason']}"
+            break

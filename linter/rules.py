@@ -1,0 +1,285 @@
+"""Load rule packs: YAML records validated against schemas/rule.schema.json and compiled once.
+
+A rule pack is a folder of `*.yaml` files, each holding `rules: [...]`. Loading checks
+every record against the rule schema, rejects duplicate ids, compiles `when`, `require`,
+`message`, `fix` and `at` in the sandbox, and checks that every `manifest.` path they read
+exists in the manifest schema and every `facts.` name exists. Any problem is a RuleLoadError
+that names the rule file and line; a rule is never silently dropped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .loader import Document, InputError, load_file
+from .paths import data_dir
+from .results import LAYERS, dotted
+
+TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
+RULE_ID = r"^(GPU|LNK|NET|MEM|STO|PWR|OPS|BUY)[0-9]{3}$"
+
+
+class RuleCase(BaseModel):
+    """A rule test: a base manifest (relative to the rule file), edits, and the expected status."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    base: str = Field(min_length=1)
+    set: dict[str, Any] = {}
+    unset: list[str] = []
+    expect: Literal["pass", "fail", "pending", "skipped", "waived"]
+    tier: Literal["single-gpu", "single-node", "multi-node", "large-cluster"] | None = None
+
+
+class RuleSpec(BaseModel):
+    """One rule record, as written in a rule file."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=RULE_ID)
+    title: str = Field(min_length=1, max_length=120)
+    severity: Literal["error", "warning", "info"]
+    tiers: list[Literal["single-gpu", "single-node", "multi-node", "large-cluster"]] | Literal["all"]
+    when: str = Field("true", description="Jinja2 expression: does the rule concern this manifest?")
+    applies_when: str | None = Field(None, description="the `when` condition in words, for skip reasons")
+    require: str = Field(description="Jinja2 expression that must hold")
+    message: str = Field(description="Jinja2 template explaining a failure with the manifest's numbers")
+    fix: str = Field(min_length=1)
+    cite: list[str] = Field(min_length=1)
+    at: str = Field(description="manifest path the finding points to; may use {{ }}")
+    waivable: bool = True
+    why: str | None = Field(None, description="why it matters, for the rule docs")
+    example_fail: str | None = Field(None, description="YAML snippet that fails the rule")
+    example_pass: str | None = Field(None, description="the same snippet, fixed")
+    tests: list[RuleCase] = []
+
+
+class RuleFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rules: list[RuleSpec]
+
+
+class RuleLoadError(Exception):
+    """A rule pack cannot be used; `problems` are 'file:line:col: message' strings."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class Rule:
+    spec: RuleSpec
+    file: str
+    line: int
+    when: Any
+    require: Any
+    message: Any
+    fix: Any
+    at: Any
+    layer: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.layer = self.spec.id[:3]
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def applies_at(self, tier: str) -> bool:
+        return self.spec.tiers == "all" or tier in self.spec.tiers
+
+
+@dataclass
+class RulePack:
+    rules: list[Rule]
+    references: dict[str, dict[str, Any]]
+    tiers: list[dict[str, Any]]
+    policy: dict[str, dict[str, Any]]
+    folders: list[Path]
+
+    def get(self, rule_id: str) -> Rule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+
+def rule_schema() -> dict[str, Any]:
+    schema = RuleFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://hwlint.invalid/schemas/rule.schema.json"
+    return schema
+
+
+@lru_cache(maxsize=1)
+def _rule_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8")))
+
+
+@lru_cache(maxsize=1)
+def environment() -> Any:
+    from .sandbox import RuleEnvironment
+
+    return RuleEnvironment()
+
+
+def _yaml_safe(path: Path) -> Any:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+
+
+def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
+    folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
+    base = data_dir("rules")
+    pack = RulePack(
+        rules=[],
+        references=_yaml_safe(base / "references.yaml")["references"],
+        tiers=_yaml_safe(base / "tiers.yaml")["tiers"],
+        policy=_yaml_safe(base / "policy.yaml"),
+        folders=folders,
+    )
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for folder in folders:
+        if not folder.is_dir():
+            raise RuleLoadError([f"{folder}: not a folder of rule files"])
+        for path in sorted(folder.glob("*.yaml")):
+            if path.name in ("references.yaml", "tiers.yaml", "policy.yaml"):
+                continue
+            for rule in _load_file(path, pack, problems):
+                where = f"{rule.file}:{rule.line}"
+                if rule.id in seen:
+                    problems.append(f"{where}:1: rule {rule.id} is defined twice (first at {seen[rule.id]})")
+                    continue
+                seen[rule.id] = where
+                pack.rules.append(rule)
+    if problems:
+        raise RuleLoadError(problems)
+    return pack
+
+
+def _load_file(path: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
+    try:
+        doc = load_file(str(path))
+    except InputError as exc:
+        problems.append(f"{path}:{exc.line}:{exc.column}: {exc.message}")
+        return []
+    from .validate import explain_errors
+
+    errors = explain_errors(_rule_validator(), doc)
+    if errors:
+        problems.extend(f"{path}:{r.line}:{r.column}: {r.message}" for r in errors)
+        return []
+    out = []
+    for index, raw in enumerate(doc.data["rules"]):
+        spec = RuleSpec.model_validate(raw)
+        rule = _compile(spec, doc, index, pack, problems)
+        if rule is not None:
+            out.append(rule)
+    return out
+
+
+def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
+    from jinja2 import TemplateSyntaxError
+
+    env = environment()
+    before = len(problems)
+
+    def where(key: str) -> str:
+        line, column = doc.position(("rules", index, key))
+        return f"{doc.path}:{line}:{column}: rule {spec.id}"
+
+    compiled: dict[str, Any] = {}
+    for key, kind in (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl")):
+        source = getattr(spec, key)
+        try:
+            ast = env.parse(source if kind == "tmpl" else "{{ " + source + " }}")
+            compiled[key] = env.compile_expression(source, undefined_to_none=False) if kind == "expr" else env.from_string(source)
+        except TemplateSyntaxError as exc:
+            problems.append(f"{where(key)}: {key} is not a valid expression: {exc.message}")
+            continue
+        for root, path, _ in _references(ast):
+            problem = check_reference(root, path)
+            if problem:
+                problems.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
+    for ref in spec.cite:
+        if ref not in pack.references:
+            problems.append(f"{where('cite')}: cites \"{ref}\", which is not in rules/references.yaml"
+                            + _did_you_mean(ref, list(pack.references)))
+    if spec.id[:3] not in LAYERS:
+        problems.append(f"{where('id')}: unknown layer prefix")
+    if len(problems) > before:
+        return None
+    line, _ = doc.position(("rules", index))
+    return Rule(spec=spec, file=doc.path, line=line, **compiled)
+
+
+def _references(ast: Any) -> list[tuple[str, tuple, int]]:
+    from .sandbox import references
+
+    return references(ast)
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f'; did you mean "{close[0]}"?' if close else ""
+
+
+@lru_cache(maxsize=1)
+def _schema_tree() -> dict[str, Any]:
+    """The manifest schema as nested {key: subtree}; lists are stepped through."""
+    from .schema import schema_path
+
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    defs = schema.get("$defs", {})
+
+    def tree(node: dict, depth: int = 0) -> Any:
+        if depth > 20:
+            return {}
+        if "$ref" in node:
+            node = defs[node["$ref"].split("/")[-1]]
+        if node.get("type") == "array" and "items" in node:
+            return {"[]": tree(node["items"], depth + 1)}
+        if "properties" in node:
+            return {k: tree(v, depth + 1) for k, v in node["properties"].items()}
+        for option in node.get("anyOf", []):
+            sub = tree(option, depth + 1)
+            if sub:
+                return sub
+        return {}
+
+    return tree(schema)
+
+
+def check_reference(root: str, path: tuple) -> str | None:
+    """None if `root.path` can exist, else the problem in words."""
+    if root == "facts":
+        from .facts import FACT_NAMES
+
+        name = path[0] if path else ""
+        if name not in FACT_NAMES:
+            return "which is not a derived fact" + _did_you_mean(str(name), list(FACT_NAMES))
+        return None
+    node: Any = _schema_tree()
+    if root == "pool":
+        path = ("node_pools", 0) + tuple(path)
+    for step in path:
+        if not isinstance(node, dict):
+            return None
+        if "[]" in node:
+            node = node["[]"]
+            if isinstance(step, int):
+                continue
+        if isinstance(step, int):
+            continue
+        if step not in node:
+            return "which is not in the manifest schema" + _did_you_mean(str(step), list(node))
+        node = node[step]
+    return None

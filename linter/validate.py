@@ -1,0 +1,109 @@
+"""Validate a loaded manifest against schemas/manifest.schema.json, in plain words.
+
+Each schema error becomes a Result pointing at the offending key (file:line:col), saying
+what was found, what was expected and, for unknown keys and enum values, the closest
+valid spelling.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from typing import Any
+
+from .loader import Document
+from .results import Result, dotted, file_finding
+from .schema import schema_path
+
+_TYPE_WORDS = {
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "text",
+    "boolean": "true or false",
+    "object": "a mapping (key: value lines)",
+    "array": "a list",
+}
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
+
+
+def suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f'; did you mean "{close[0]}"?' if close else ""
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'the text "{value[:60]}"'
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def validate(doc: Document) -> list[Result]:
+    return explain_errors(_validator(), doc)
+
+
+def explain_errors(validator: Any, doc: Document) -> list[Result]:
+    """Every schema error in `doc`, as findings at the offending key."""
+    if not isinstance(doc.data, dict):
+        return [file_finding("SCHEMA", f"the top level is {describe(doc.data)}; expected a mapping of sections", doc.path, 1, 1)]
+    findings: list[Result] = []
+    seen: set[tuple] = set()
+    for error in validator.iter_errors(doc.data):
+        for path, message in _explain(error):
+            if (path, message) in seen:
+                continue
+            seen.add((path, message))
+            line, column = doc.position(path)
+            findings.append(file_finding("SCHEMA", message, doc.path, line, column, dotted(path)))
+    return sorted(findings, key=lambda r: (r.line, r.column, r.message))
+
+
+def _explain(error: Any) -> list[tuple[tuple, str]]:
+    path = tuple(error.absolute_path)
+    where = dotted(path) or "the top level"
+    kind, value, schema = error.validator, error.instance, error.schema
+    if kind == "additionalProperties":
+        known = sorted(schema.get("properties", {}))
+        return [
+            (path + (key,), f'unknown key "{key}" in {where}{suggest(key, known) or "; known keys: " + ", ".join(known)}')
+            for key in value
+            if key not in known
+        ]
+    if kind == "required":
+        missing = [k for k in error.validator_value if k not in value]
+        return [(path, f'{where} is missing the required key "{k}"') for k in missing]
+    if kind == "type":
+        expected = error.validator_value
+        expected = expected if isinstance(expected, list) else [expected]
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
+        return [(path, f"{where} must be {words}, not {describe(value)}")]
+    if kind in ("enum", "const"):
+        options = error.validator_value if kind == "enum" else [error.validator_value]
+        listed = ", ".join(str(o) for o in options)
+        return [(path, f"{where} is {describe(value)}; expected one of: {listed}{suggest(value, options)}")]
+    if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        relation = {
+            "minimum": "at least",
+            "exclusiveMinimum": "greater than",
+            "maximum": "at most",
+            "exclusiveMaximum": "less than",
+        }[kind]
+        return [(path, f"{where} is {describe(value)}; it must be {relation} {error.validator_value:g}")]
+    if kind in ("minItems", "maxItems", "minLength", "maxLength"):
+        return [(path, f"{where}: {error.message}")]
+    if kind == "pattern":
+        return [(path, f"{where} is {describe(value)}, which does not match the expected form {error.validator_value}")]
+    return [(path, f"{where}: {error.message}")]
