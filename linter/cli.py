@@ -133,6 +133,23 @@ def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
     click.echo(rule_text(rule, pack))
 
 
+@rules.command("test")
+@click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False))
+def rules_test(folder: str | None) -> None:
+    """Run the rules' own pass/fail cases (the built-in pack, or the rules in FOLDER)."""
+    from .casetest import run_pack
+
+    pack = _load_pack([folder] if folder else [])
+    outcomes = run_pack(pack, Path(folder) if folder else None)
+    for o in outcomes:
+        mark = "ok  " if o.ok else "FAIL"
+        detail = "" if o.ok else f": expected {o.expected}, got {o.actual} ({o.detail})"
+        click.echo(f"{mark} {o.rule_id} {o.case}{detail}")
+    failed = sum(not o.ok for o in outcomes)
+    click.echo(f"{len(outcomes) - failed} passed, {failed} failed")
+    raise Exit(1 if failed or not outcomes else 0)
+
+
 @cli.command()
 def schema() -> None:
     """Print the manifest JSON Schema."""

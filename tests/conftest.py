@@ -1,0 +1,47 @@
+"""Shared helpers: run hwlint's real command line in-process or as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+# Reviews mention dates (waiver expiry, spec age): pin "today" so outputs are reproducible.
+TODAY = "2026-11-30"
+os.environ["HWLINT_TODAY"] = TODAY
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def hwlint(capsys):
+    """Call `hwlint ARGS...` in-process through linter.cli.main (fast; same code path)."""
+    from linter.cli import main
+
+    def run(*args: str) -> Run:
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+def hwlint_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> Run:
+    """Run the installed console script in a subprocess, as a user would."""
+    full_env = {**os.environ, "HWLINT_TODAY": TODAY, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "linter.cli", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd or ROOT, env=full_env, timeout=120,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
