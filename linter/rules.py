@@ -283,3 +283,22 @@ def check_reference(root: str, path: tuple) -> str | None:
             return "which is not in the manifest schema" + _did_you_mean(str(step), list(node))
         node = node[step]
     return None
+
+
+def pack_digest(pack: RulePack) -> str:
+    """sha256 of the rule pack as loaded: every `*.yaml` of every rule folder (rules,
+    references, tiers, policy), folder by folder in load order, files sorted by name.
+
+    Each file contributes its name, its length and its bytes, so moving text from one file
+    to another changes the digest too. The same pack gives the same digest on any machine:
+    reports and sign-offs quote it to say exactly which rules judged a manifest.
+    """
+    import hashlib
+
+    sha = hashlib.sha256()
+    for folder in pack.folders:
+        for path in sorted(folder.glob("*.yaml")):
+            data = path.read_bytes()
+            sha.update(f"{path.name}\0{len(data)}\0".encode())
+            sha.update(data)
+    return "sha256:" + sha.hexdigest()
