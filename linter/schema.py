@@ -1,7 +1,8 @@
 """Generate the manifest JSON Schema from the pydantic models.
 
-Run `python -m linter.schema` to refresh `schemas/manifest.schema.json`; a test fails when
-the committed file differs from what the models generate.
+Run `python -m linter.schema` to refresh `schemas/manifest.schema.json` and
+`schemas/rule.schema.json`; a test fails when a committed file differs from what the models
+generate.
 """
 
 from __future__ import annotations
@@ -46,5 +47,8 @@ def schema_path():
 
 
 if __name__ == "__main__":
-    schema_path().write_text(render(manifest_schema()), encoding="utf-8")
-    print(f"wrote {schema_path()}")
+    from .rules import rule_schema
+
+    for path, schema in ((schema_path(), manifest_schema()), (data_dir("schemas") / "rule.schema.json", rule_schema())):
+        path.write_text(render(schema), encoding="utf-8")
+        print(f"wrote {path}")

@@ -1,0 +1,52 @@
+"""The catalog: every entry sourced and dated, valid against the models, cross-references sound."""
+
+from __future__ import annotations
+
+import pytest
+from ruamel.yaml import YAML
+
+from conftest import ROOT
+from linter.catalog import load_catalog
+from linter.model import CatalogGpu, CatalogNic, CatalogSwitch, CatalogSystem
+
+MODELS = {"gpus": CatalogGpu, "nics": CatalogNic, "switches": CatalogSwitch, "systems": CatalogSystem}
+
+
+def entries():
+    for path in sorted((ROOT / "catalog").glob("*.yaml")):
+        for kind, items in (YAML(typ="safe").load(path.read_text()) or {}).items():
+            for item in items:
+                yield pytest.param(kind, item, id=f"{kind}:{item['name']}")
+
+
+@pytest.mark.parametrize("kind, entry", entries())
+def test_entry_is_valid_sourced_and_dated(kind, entry):
+    model = MODELS[kind].model_validate(entry)
+    assert model.source.title and model.as_of
+
+
+def test_required_parts_are_present():
+    catalog = load_catalog()
+    for name in ["V100 SXM2", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-SXM-141GB",
+                 "B200-SXM-180GB", "L40S", "RTX-4090", "RTX-6000-Ada", "MI250X", "MI300X"]:
+        assert catalog.find("gpus", name), name
+    assert catalog.find("nics", "ConnectX-7") and catalog.find("switches", "QM9700")
+    assert any(s["kind"] == "ethernet" and s.get("port_rate_gbps", 0) >= 400 for s in catalog.switches.values())
+    assert catalog.find("systems", "DGX-A100") and catalog.find("systems", "DGX-H100")
+
+
+def test_domain_facts_hold():
+    catalog = load_catalog()
+    assert "bf16" not in catalog.find("gpus", "V100-SXM2-32GB")["precisions"]
+    assert catalog.find("gpus", "RTX-4090")["link"]["kind"] == "pcie"
+    assert catalog.find("gpus", "H100-PCIe-80GB")["link"] == {**catalog.find("gpus", "H100-PCIe-80GB")["link"], "kind": "nvlink-bridge", "max_gpus": 2}
+    assert catalog.find("switches", "QM9700")["ports"] == 64
+    assert catalog.find("systems", "DGX-H100")["max_power_kw"] == 10.2
+
+
+def test_systems_name_catalog_parts():
+    catalog = load_catalog()
+    for system in catalog.systems.values():
+        assert catalog.find("gpus", system["gpu"]["model"]), system["name"]
+        for nic in system.get("nics", []):
+            assert catalog.find("nics", nic["model"]), (system["name"], nic["model"])

@@ -1,0 +1,106 @@
+"""The command line as users run it: output shape, options and exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import EXAMPLES, hwlint_process
+
+FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
+GOOD = EXAMPLES / "multi-node-pretrain.hw.yaml"
+FINDING = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<id>[A-Z]{3}\d{3}) (?P<sev>error|warning|info) .+")
+
+
+def test_failing_manifest_lists_findings_and_exits_1(hwlint):
+    run = hwlint("check", FLAWED)
+    assert run.code == 1
+    lines = run.out.strip().splitlines()
+    findings = [FINDING.match(line) for line in lines[:-1]]
+    assert all(findings), lines
+    assert {"GPU001", "GPU002", "LNK002", "NET002", "PWR001", "PWR003"} <= {m["id"] for m in findings}
+    precision = next(m for m in findings if m["id"] == "GPU002")
+    assert FLAWED.read_text().splitlines()[int(precision["line"]) - 1].strip().startswith("precision: bf16")
+    assert "bf16" in precision.string and "fp16" in precision.string
+    assert lines[-1].startswith(f"{FLAWED}: ") and "failing" in lines[-1] and "tier multi-node" in lines[-1]
+
+
+def test_passing_manifest_exits_0(hwlint):
+    run = hwlint("check", GOOD)
+    assert run.code == 0, run.out
+    assert run.out.count("\n") == 1 and "0 failing" in run.out
+
+
+def test_several_files_one_summary_each(hwlint):
+    run = hwlint("check", GOOD, FLAWED)
+    assert run.code == 1
+    assert sum(line.startswith(str(GOOD) + ":") for line in run.out.splitlines()) == 1
+
+
+def test_select_and_ignore(hwlint):
+    only_power = hwlint("check", FLAWED, "--select", "PWR")
+    ids = {m["id"] for m in map(FINDING.match, only_power.out.splitlines()) if m}
+    assert ids and all(i.startswith("PWR") for i in ids)
+    rest = hwlint("check", FLAWED, "--ignore", "GPU,LNK,NET,PWR,MEM,STO,OPS,BUY")
+    assert rest.code == 0 and "0 failing" in rest.out
+
+
+def test_fail_on_threshold(hwlint, tmp_path):
+    # Only power rules fail here, all errors: --fail-on error exits 1; with them ignored, 0.
+    assert hwlint("check", FLAWED, "--select", "PWR001", "--fail-on", "error").code == 1
+    assert hwlint("check", GOOD, "--fail-on", "info").code in (0, 1)
+
+
+def test_tier_override_changes_what_applies(hwlint):
+    run = hwlint("check", GOOD, "--tier", "single-node", "--format", "markdown")
+    assert "**single-node**: set on the command line" in run.out
+    assert "| NET001 |" in run.out  # now not applicable
+
+
+def test_output_file(hwlint, tmp_path):
+    out = tmp_path / "review.md"
+    run = hwlint("check", FLAWED, "--format", "markdown", "--output", out)
+    assert run.code == 1 and run.out == ""
+    assert out.read_text().startswith("# hwlint review: legacy-v100 30B pretraining")
+
+
+def test_missing_file_is_exit_2_one_line(hwlint, tmp_path):
+    run = hwlint("check", tmp_path / "nope.hw.yaml")
+    assert run.code == 2
+    assert "no such file" in run.out and "Traceback" not in run.out + run.err
+
+
+def test_usage_error_exit_2(hwlint):
+    run = hwlint("check", GOOD, "--format", "pdf")
+    assert run.code == 2 and "Traceback" not in run.err
+
+
+def test_rules_list_and_show(hwlint):
+    listing = hwlint("rules", "list")
+    assert listing.code == 0 and re.search(r"^PWR001\s+error\s+all tiers", listing.out, re.M)
+    shown = hwlint("rules", "show", "lnk001")
+    assert shown.code == 0
+    for section in ("Why it matters:", "Fails:", "Passes:", "Fix:", "Sources:", "Narayanan"):
+        assert section in shown.out
+    unknown = hwlint("rules", "show", "LNK010")
+    assert unknown.code == 2 and "did you mean" in unknown.err
+
+
+def test_schema_command_prints_the_committed_schema(hwlint):
+    run = hwlint("schema")
+    schema = json.loads(run.out)
+    assert schema["title"] == "Manifest" and "node_pools" in schema["properties"]
+
+
+def test_init_writes_a_starter_that_reviews_cleanly(hwlint, tmp_path):
+    target = tmp_path / "new.hw.yaml"
+    assert hwlint("init", target).code == 0
+    run = hwlint("check", target)
+    assert run.code in (0, 1)
+    assert "SCHEMA" not in run.out and "CATALOG" not in run.out
+    assert hwlint("init", target).code == 2  # never overwrites silently
+
+
+def test_console_script_in_a_subprocess():
+    run = hwlint_process("check", "--format", "markdown", FLAWED)
+    assert run.code == 1 and "## Findings" in run.out and run.err == ""

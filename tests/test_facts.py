@@ -1,0 +1,62 @@
+"""Derived facts of the bundled examples, checked against hand calculations."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import EXAMPLES
+from linter.facts import Unknown
+from linter.review import review_file
+from linter.rules import load_pack
+
+
+@pytest.fixture(scope="module")
+def pretrain():
+    return review_file(str(EXAMPLES / "multi-node-pretrain.hw.yaml"), load_pack()).facts
+
+
+def test_counts_come_from_the_catalog_system(pretrain):
+    assert pretrain["gpus_total"] == 256
+    assert pretrain["compute_nodes"] == 32
+    assert pretrain["gpu_memory_total_gb"] == 256 * 80
+    assert pretrain["host_ram_ratio"] == pytest.approx(2048 / 640, abs=0.01)
+
+
+def test_memory_per_gpu_70b_t8_p4_zero1(pretrain):
+    # P/(t*p) = 2.1875e9; ZeRO-1: 4P' + 12P'/8 = 12.03 GB. Activations (selective + SP):
+    # 34*s*b*h/t per layer = 142.6 MB, the first stage holds ~L = 80 layers: 11.41 GB.
+    mem = pretrain["memory"]
+    assert mem["model_states_gb"] == pytest.approx(12.03, abs=0.01)
+    assert mem["activations_gb"] == pytest.approx(11.41, abs=0.01)
+    assert mem["usable_gb"] == pytest.approx(72)
+
+
+def test_power_per_rack_and_facility(pretrain):
+    power = pretrain["power"]
+    assert power["it_kw"] == pytest.approx(32 * 10.2 + 2 * 1.1)
+    gpu_rack = power["racks"][0]
+    assert gpu_rack["load_kw"] == pytest.approx(40.8)
+    assert gpu_rack["circuit_rating_needed_kw"] == pytest.approx(51.0)
+    assert power["facility_limit_kw"] == pytest.approx(400)
+
+
+def test_fabric_ports_for_rail_optimized_su(pretrain):
+    fabric = pretrain["fabric"]
+    assert fabric["compute_nics"] == 256
+    assert (fabric["ports_needed"], fabric["ports_present"]) == (512, 512)
+    assert (fabric["spine_ports_needed"], fabric["spine_ports_present"]) == (256, 256)
+
+
+def test_training_time_at_policy_mfu(pretrain):
+    # 6 * 70e9 * 2e12 / (256 * 989.5e12 * 0.40) s = 96 days (H100 dense BF16 from the catalog).
+    assert pretrain["training"]["days"] == pytest.approx(96.0, abs=0.5)
+    assert pretrain["checkpoint_tb"] == pytest.approx(0.98)
+
+
+def test_missing_inputs_name_the_fields(tmp_path):
+    text = (EXAMPLES / "single-gpu-experiment.hw.yaml").read_text().replace("    hidden_size: 2048\n", "")
+    path = tmp_path / "m.hw.yaml"
+    path.write_text(text)
+    facts = review_file(str(path), load_pack()).facts
+    assert facts["memory"]["activations_gb"] == Unknown(("plan.model.hidden_size",))
+    assert facts["memory"]["model_states_gb"] == pytest.approx(17.6)

@@ -1,0 +1,102 @@
+"""The formulas against the worked examples in their sources (DOMAIN.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from linter import physics
+
+GB = 1e9
+
+
+@pytest.mark.parametrize(
+    "stage, expected_gb",
+    [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)],
+)
+def test_zero_figure_1_per_gpu_model_states(stage, expected_gb):
+    # ZeRO (Rajbhandari et al. 2020) Fig. 1: P = 7.5e9, d = 64, K = 12.
+    got = physics.model_state_bytes_per_gpu(7.5e9, stage, 64) / GB
+    assert got == pytest.approx(expected_gb, abs=0.05)
+
+
+def test_tensor_and_pipeline_divide_the_parameters():
+    # Transformer Math 101: P/(t*p) per GPU before ZeRO sharding.
+    whole = physics.model_state_bytes_per_gpu(70e9, 0, 1)
+    split = physics.model_state_bytes_per_gpu(70e9, 0, 1, t=8, p=4)
+    assert split == pytest.approx(whole / 32)
+
+
+def test_offload_moves_optimizer_state_off_the_gpu():
+    on_gpu = physics.model_state_bytes_per_gpu(7.5e9, 0, 1, offload=True)
+    assert on_gpu == pytest.approx(4 * 7.5e9)  # 16-bit weights and gradients only
+
+
+def test_gpt3_training_time_matches_megatron_paper():
+    # Narayanan et al. 2021: 175B, 300B tokens, 1024 GPUs at 140 TFLOP/s: about 34 days.
+    seconds = physics.training_seconds_achieved(175e9, 300e9, 1024, 140e12, full_recompute=True)
+    assert seconds / 86400 == pytest.approx(34, abs=0.5)
+
+
+def test_compute_is_six_p_d():
+    assert physics.training_flops(70e9, 2e12) == pytest.approx(8.4e23)
+
+
+def test_mfu_time_uses_model_flops():
+    seconds = physics.training_seconds_at_mfu(1e9, 1e9, 1, 100e12, 0.5)
+    assert seconds == pytest.approx(6e18 / 50e12)
+
+
+def test_activation_memory_table_2():
+    # Korthikanti et al. 2022 Table 2, per layer, s*b*h factored out.
+    s, b, h, a, t = 2048, 1, 12288, 96, 8
+    sbh = s * b * h
+    assert physics.activation_bytes_per_layer(s, b, h, a) == pytest.approx(sbh * (34 + 5 * a * s / h))
+    assert physics.activation_bytes_per_layer(s, b, h, a, t) == pytest.approx(sbh * (10 + 24 / t + 5 * a * s / (h * t)))
+    assert physics.activation_bytes_per_layer(s, b, h, a, t, True) == pytest.approx(sbh * (34 / t + 5 * a * s / (h * t)))
+    assert physics.activation_bytes_per_layer(s, b, h, a, t, True, "selective") == pytest.approx(34 * sbh / t)
+    assert physics.activation_bytes_per_layer(s, b, h, a, t, True, "full") == pytest.approx(2 * sbh)
+
+
+def test_interleaved_pipeline_multiplies_first_stage_activations():
+    per_layer = 1.0
+    assert physics.activation_bytes_per_gpu(per_layer, 80, p=4) == 80
+    assert physics.activation_bytes_per_gpu(per_layer, 80, p=4, v=2) == pytest.approx(80 * (1 + 3 / 8))
+
+
+def test_superpod_scalable_unit_power_and_circuits():
+    # DOMAIN.md: 32 DGX H100 at 10.2 kW = 326.4 kW; 4 per rack = 40.8 kW; circuits >= 51 kW.
+    rack_kw = 4 * 10.2
+    assert 32 * 10.2 == pytest.approx(326.4)
+    assert rack_kw / 0.8 == pytest.approx(51.0)
+    # 51 kW of single-phase 230 V / 32 A circuits (7.36 kVA each) at 80%: 6 circuits are not enough, 7 are.
+    kva = physics.circuit_kva(230, 32, 1)
+    assert physics.continuous_limit_kw(6, kva, False, 80) < rack_kw <= physics.continuous_limit_kw(7, kva, False, 80)
+
+
+def test_three_phase_circuit_and_ab_feeds():
+    kva = physics.circuit_kva(415, 32, 3)
+    assert kva == pytest.approx(23.0, abs=0.05)
+    # With A/B feeds only one side counts.
+    assert physics.continuous_limit_kw(6, kva, True, 80) == pytest.approx(3 * kva * 0.8)
+
+
+def test_fat_tree_ports():
+    # Al-Fares 2008: k-port switches, two tiers, non-blocking: k^2/2 hosts; uplinks = down / oversubscription.
+    assert physics.nonblocking_two_tier_endpoints(64) == 2048
+    assert physics.uplinks_needed(256, 1) == 256
+    assert physics.uplinks_needed(256, 3) == 86
+
+
+def test_checkpoint_size_bloom():
+    # 14 bytes/param: BLOOM-176B's checkpoint with optimizer state is listed at 2.3 TB.
+    assert physics.checkpoint_bytes(176e9) / 1e12 == pytest.approx(2.46, abs=0.01)
+
+
+def test_state_bytes_conventions():
+    assert physics.state_bytes("bf16", "adamw") == (2, 2, 12)
+    assert sum(physics.state_bytes("fp32", "adam")) == 16
+    assert physics.state_bytes("bf16", "adafactor") is None
+
+
+def test_ups_kw():
+    assert physics.ups_kw(500, 0.9) == pytest.approx(450)
