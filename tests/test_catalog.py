@@ -19,7 +19,7 @@ def entries():
                 yield pytest.param(kind, item, id=f"{kind}:{item['name']}")
 
 
-@pytest.mark.parametrize("kind, entry", entries())
+@pytest.mark.parametrize("kind, entry", list(entries()))
 def test_entry_is_valid_sourced_and_dated(kind, entry):
     model = MODELS[kind].model_validate(entry)
     assert model.source.title and model.as_of
