@@ -16,6 +16,7 @@ LAYERS = {
     "PWR": "Power and cooling",
     "OPS": "Operations",
     "BUY": "Procurement",
+    "WVR": "Waivers",
     "FILE": "The manifest file",
 }
 

@@ -19,6 +19,7 @@ from .loader import Document, InputError, load_file
 from .results import Result, dotted, file_finding, undotted
 from .rules import Rule, RulePack
 from .validate import validate
+from .waivers import apply_waivers
 
 
 @dataclass
@@ -94,7 +95,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         if result.status == "pending" and result.reason.startswith("rule error"):
             review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
         review.results.append(result)
-    apply_waivers(review, data.get("waivers", []), pack)
+    apply_waivers(review.results, doc, data.get("waivers", []), pack, today())
     return review
 
 
@@ -219,23 +220,3 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
 
 def _plain(recorder: dict) -> dict[str, Any]:
     return {k: v for k, v in recorder.items() if isinstance(v, (int, float, str, bool))}
-
-
-def apply_waivers(review: Review, waivers: list[dict], pack: RulePack) -> None:
-    """A complete, unexpired waiver turns a matching failure into `waived`."""
-    now = today().isoformat()
-    for result in review.results:
-        if result.status != "fail":
-            continue
-        for waiver in waivers:
-            if waiver["rule"] != result.rule_id or waiver.get("path", result.path) != result.path:
-                continue
-            if not all(waiver.get(k) for k in ("reason", "approver", "expires")) or waiver["expires"] < now:
-                continue
-            rule = pack.get(result.rule_id)
-            if rule is not None and not rule.spec.waivable:
-                continue
-            result.status = "waived"
-            result.waiver = dict(waiver)
-            result.reason = f"waived by {waiver['approver']} until {waiver['expires']}: {waiver['reason']}"
-            break

@@ -1,0 +1,115 @@
+"""Waivers: a signed-off exception that turns one failing result into `waived`, for a while.
+
+A waiver in the manifest's `waivers:` list names the rule, optionally the manifest path the
+finding points to, a reason, an approver and an expiry date. All but the path are required.
+Each waiver is judged on its own and gives at most one finding of its own (layer `WVR`),
+placed at the waiver's line in the manifest:
+
+| code   | severity | when                                                           |
+| ------ | -------- | -------------------------------------------------------------- |
+| WVR001 | error    | reason, approver or expiry is missing: the waiver does not apply |
+| WVR002 | error    | the rule id is not in the rule pack                            |
+| WVR003 | error    | the rule is marked `waivable: false`: the waiver is rejected   |
+| WVR004 | warning  | the expiry date has passed: the waiver no longer applies       |
+| WVR005 | warning  | the waiver applies but expires within `EXPIRY_WARNING_DAYS`    |
+| WVR006 | warning  | the waiver matches no failing result                           |
+
+A waiver is valid through its expiry date (inclusive). Its `path` matches the path a result
+points to, or any path under it (`facility` covers `facility.racks[0].circuits`). An
+expired waiver also leaves a note on the failure it used to cover, so the finding itself
+says when the waiver ran out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from typing import Any
+
+from .loader import Document
+from .results import Result
+from .rules import RulePack
+
+EXPIRY_WARNING_DAYS = 14
+REQUIRED = {"reason": "reason", "approver": "approver", "expires": "expiry date"}  # key -> words
+TITLE = "Waivers are complete, current and used"
+
+
+def apply_waivers(results: list[Result], doc: Document, waivers: list[dict[str, Any]], pack: RulePack,
+                  today: dt.date) -> None:
+    """Turn covered failures into `waived`, and append one finding per problem waiver."""
+    findings = []
+    for index, waiver in enumerate(waivers):
+        finding = _judge(waiver, results, pack, today)
+        if finding is not None:
+            code, severity, key, message, fix = finding
+            line, column = doc.position(("waivers", index, key) if key else ("waivers", index))
+            findings.append(Result(
+                rule_id=code, title=TITLE, layer="WVR", severity=severity, status="fail", message=message,
+                fix=fix, file=doc.path, line=line, column=column, path=f"waivers[{index}]", waiver=dict(waiver),
+            ))
+    results.extend(findings)
+
+
+def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today: dt.date) -> tuple[str, str, str, str, str] | None:
+    """Apply one waiver; return (code, severity, key to point at, message, fix) if it has a problem."""
+    rule_id = waiver["rule"]
+    missing = [words for key, words in REQUIRED.items() if not waiver.get(key)]
+    if missing:
+        return ("WVR001", "error", "", f"The waiver for {rule_id} gives no {_words(missing)}, so it does not apply.",
+                "Give every waiver a reason, an approver and an expiry date (YYYY-MM-DD), or remove it.")
+    rule = pack.get(rule_id)
+    if rule is None:
+        close = difflib.get_close_matches(rule_id, [r.id for r in pack.rules], n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return ("WVR002", "error", "rule", f"The waiver names {rule_id}, which is not a rule in the pack{hint}.",
+                "Correct the rule id (`hwlint rules list` shows them) or remove the waiver.")
+    result = next((r for r in results if r.rule_id == rule_id), None)
+    if not rule.spec.waivable:
+        return ("WVR003", "error", "rule",
+                f"{rule_id} ({rule.spec.title}) cannot be waived: the rule is marked not waivable, "
+                "so this waiver is rejected and the rule's result stands.",
+                "Remove the waiver and meet the requirement" + (f": {result.fix}" if result and result.fix else "."))
+    expires = dt.date.fromisoformat(str(waiver["expires"]))
+    covered = [r for r in results if r.rule_id == rule_id and r.status == "fail" and _covers(waiver.get("path"), r.path)]
+    if expires < today:
+        for failure in covered:
+            failure.message = f"{failure.message} (A waiver for this, approved by {waiver['approver']}, expired on {expires}.)"
+        return ("WVR004", "warning", "expires",
+                f"The waiver for {rule_id} approved by {waiver['approver']} expired on {expires}; it no longer applies.",
+                "Fix the finding, or renew the waiver with a new approval and expiry date.")
+    if not covered:
+        if result is None:  # the rule was deselected (--select/--ignore): nothing to say
+            return None
+        return ("WVR006", "warning", "", f"The waiver for {rule_id} matches no failing result: {_why_unused(waiver, result)}.",
+                "Remove the waiver" + (", or correct its path." if waiver.get("path") else "."))
+    for failure in covered:
+        failure.status = "waived"
+        failure.waiver = dict(waiver)
+        failure.reason = f"waived by {waiver['approver']} until {expires}: {waiver['reason']}"
+    days = (expires - today).days
+    if days <= EXPIRY_WARNING_DAYS:
+        when = "today" if days == 0 else f"in {days} day{'s' if days != 1 else ''}"
+        return ("WVR005", "warning", "expires",
+                f"The waiver for {rule_id} expires on {expires}, {when}; after that the failure counts again.",
+                "Fix the finding, or renew the waiver with a new approval before it expires.")
+    return None
+
+
+def _covers(path: str | None, result_path: str) -> bool:
+    if not path:
+        return True
+    path = path.strip()
+    return result_path == path or result_path.startswith((path + ".", path + "["))
+
+
+def _why_unused(waiver: dict[str, Any], result: Result) -> str:
+    if result.status == "fail":
+        return f"the rule fails at {result.path}, not under {waiver['path']}"
+    words = {"pass": "the rule passes", "pending": "the rule is still to confirm",
+             "skipped": "the rule does not apply here", "waived": "another waiver already covers it"}
+    return words[result.status]
+
+
+def _words(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
