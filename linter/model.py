@@ -310,6 +310,9 @@ class Policy(Strict):
     spec_max_age_days: Count | None = None
     quote_max_age_days: Count | None = None
     checkpoint_write_minutes: Positive | None = None
+    signoff_roles: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = Field(
+        None, description="roles that must sign off the purchase (default: technical lead, facilities, finance)"
+    )
 
 
 class Waiver(Strict):
@@ -318,6 +321,25 @@ class Waiver(Strict):
     reason: Text | None = None
     approver: Text | None = None
     expires: dt.date | None = None
+
+
+Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+
+
+class Signoff(Strict):
+    """A sign-off recorded by `hwlint signoff` (see linter.signoff); edit it by signing again."""
+
+    role: Text
+    name: Text
+    date: dt.date
+    manifest_digest: Sha256 = Field(description="sha256 of the manifest's content without `signoffs`")
+    sections: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")]] = Field(
+        {}, description="short digest of each top-level section, to tell which changed"
+    )
+    rule_pack_digest: Sha256
+    signature: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
+        None, description="ssh-keygen -Y sign signature (namespace hwlint) of the sign-off statement"
+    )
 
 
 class Manifest(Strict):
@@ -339,6 +361,7 @@ class Manifest(Strict):
     operations: Operations | None = None
     policy: Policy | None = None
     waivers: list[Waiver] = []
+    signoffs: list[Signoff] = []
 
 
 # --- catalog ---------------------------------------------------------------------------
