@@ -49,9 +49,37 @@ def _load_pack(extra: Sequence[str]) -> Any:
 
 def _write(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"hwlint: cannot write {output}: {exc.strerror or exc}", err=True)
+            raise Exit(2) from None
     else:
         click.echo(text, nl=False)
+
+
+def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None) -> list[tuple[str, str | None]]:
+    """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)]."""
+    from .report import TargetError, targets
+
+    try:
+        chosen = targets(formats, output)
+    except TargetError as exc:
+        raise click.UsageError(str(exc)) from None
+    for name, _ in chosen:
+        if allowed and name not in allowed:
+            raise click.UsageError(f"format {name} is not available here; choose from {', '.join(allowed)}")
+    return chosen
+
+
+def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any) -> list[Any]:
+    from .diff import BaseError, against_ref
+
+    try:
+        return [against_ref(r, ref, pack, tier, selected) for r in reviews]
+    except BaseError as exc:
+        click.echo(f"hwlint: {exc}", err=True)
+        raise Exit(2) from None
 
 
 def exit_code(reviews: list[Any], fail_on: str) -> int:
@@ -70,33 +98,74 @@ def cli() -> None:
     """Review a GPU-cluster purchase manifest: do the parts fit each other and the plan?"""
 
 
+FORMAT_HELP = ("text, markdown, json, sarif or github (default text); repeat as FORMAT:PATH to write several "
+               "reports in one run, e.g. --format sarif:hwlint.sarif --format markdown:review.md")
+
+
+def review_options(command: Any) -> Any:
+    """The options that choose how manifests are reviewed (shared by check and diff)."""
+    options = [
+        click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one"),
+        click.option("--select", help="only these rule ids or prefixes, comma-separated (e.g. PWR,GPU001)"),
+        click.option("--ignore", help="skip these rule ids or prefixes, comma-separated"),
+        click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)"),
+        click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+                     help="lowest severity that makes the exit code 1"),
+        click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+                     help="write the report (each --format given without :PATH) to this file"),
+        click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=FORMAT_HELP),
+    ]
+    for option in options:
+        command = option(command)
+    return command
+
+
 @cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="write the report to this file")
-@click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one")
-@click.option("--select", help="only these rule ids or prefixes, comma-separated (e.g. PWR,GPU001)")
-@click.option("--ignore", help="skip these rule ids or prefixes, comma-separated")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
-              help="lowest severity that makes the exit code 1")
+@review_options
 @click.option("--verbose", "-v", is_flag=True, help="text format: also show fixes, pending and waived rules")
-def check(files: tuple[str, ...], fmt: str, output: str | None, tier: str | None, select: str | None,
-          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool) -> None:
+@click.option("--base", metavar="REF", help="also report what changed against each file's version at git revision REF")
+def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
+          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool, base: str | None) -> None:
     """Review manifest FILES and report findings."""
-    from .report import reporter
+    from .report import render
     from .review import review_file
 
+    outputs = _outputs(formats, output)
     pack = _load_pack(rule_dirs)
     selected = _selector(select, ignore)
     reviews = [review_file(f, pack, tier, selected) for f in files]
-    render = reporter(fmt)
-    if fmt == "markdown":
-        text = render(reviews, references=pack.references, rule_count=len(pack.rules))
-    else:
-        text = render(reviews, verbose=verbose)
-    _write(text, output)
+    changes = _changes(reviews, base, pack, tier, selected) if base is not None else None
+    for fmt, path in outputs:
+        _write(render(fmt, reviews, pack, verbose=verbose, changes=changes), path)
     raise Exit(exit_code(reviews, fail_on))
+
+
+@cli.command("diff")
+@click.argument("old", type=click.Path())
+@click.argument("new", type=click.Path())
+@review_options
+def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | None, tier: str | None,
+                 select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str) -> None:
+    """What changing manifest OLD into NEW does: findings introduced, resolved and still open
+    (matched by rule and manifest path, not line), and how the budget moves.
+
+    Formats: text, markdown, json. Exit 1 when NEW introduces a failure at the --fail-on level.
+    """
+    from .diff import compare, report
+    from .review import review_file
+
+    outputs = _outputs(formats, output, allowed=("text", "markdown", "json"))
+    pack = _load_pack(rule_dirs)
+    selected = _selector(select, ignore)
+    before, after = review_file(old, pack, tier, selected), review_file(new, pack, tier, selected)
+    changes = compare(before, after, old)
+    for fmt, path in outputs:
+        _write(report(fmt, changes, after, pack), path)
+    if after.unreadable or after.rule_errors:
+        raise Exit(2)
+    threshold = SEVERITY_RANK[fail_on]
+    raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in changes.introduced) else 0)
 
 
 @cli.group()

@@ -1,17 +1,81 @@
-"""Reporters: each turns a list of Reviews into text. Registered by format name."""
+"""Reporters: each turns a list of Reviews into text. Registered by format name.
+
+A reporter is `render(reviews, **options) -> str`; it names, as keyword parameters, the
+options it wants from `OPTIONS` below (`render` passes only those), so adding a format is
+one line in REGISTRY and one module.
+
+`--format` may be given several times; each value is `FORMAT` (to --output, or stdout) or
+`FORMAT:PATH` (to that file; `-` is stdout). `targets` parses them.
+"""
 
 from __future__ import annotations
 
+import inspect
 from importlib import import_module
-from typing import Callable
+from typing import Any, Callable
 
 # format name -> "module:function"; imported only when that format is asked for
 REGISTRY: dict[str, str] = {
     "text": "linter.report.text:render",
     "markdown": "linter.report.markdown:render",
+    "json": "linter.report.json:render",
+    "sarif": "linter.report.sarif:render",
+    "github": "linter.report.github:render",
 }
+
+# What a reporter may ask for by naming it as a keyword parameter:
+#   pack        the RulePack (rules, references, folders)
+#   references  pack.references;  rule_count  len(pack.rules)
+#   verbose     --verbose;        changes     [diff.Changes] when --base was given, else None
 
 
 def reporter(name: str) -> Callable[..., str]:
     module, function = REGISTRY[name].split(":")
     return getattr(import_module(module), function)
+
+
+def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None) -> str:
+    """Render `reviews` in format `name`; with `changes`, text and Markdown gain the base diff."""
+    function = reporter(name)
+    offered = {
+        "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
+        "verbose": verbose, "changes": changes,
+    }
+    wanted = inspect.signature(function).parameters
+    options = {k: v for k, v in offered.items() if k in wanted}
+    before = after = ""
+    if changes is not None and "changes" not in wanted and name in ("text", "markdown"):
+        from .. import diff
+
+        if name == "text":
+            after = diff.render_text(changes)
+        else:
+            before = diff.render_markdown(changes)
+            if "limit" in wanted:  # the whole comment, diff included, must still fit
+                options["limit"] = max(0, wanted["limit"].default - len(before))
+    return before + function(reviews, **options) + after
+
+
+class TargetError(ValueError):
+    """A --format value that cannot be used; the message is for the user."""
+
+
+def targets(values: tuple[str, ...] | list[str], output: str | None) -> list[tuple[str, str | None]]:
+    """[(format, path or None for stdout)] from the --format values and --output."""
+    out: list[tuple[str, str | None]] = []
+    for value in values or ("text",):
+        name, sep, path = value.partition(":")
+        if not sep or name not in REGISTRY:  # a bare name (a Windows path's drive letter is no format)
+            name, path = value, None
+            if name not in REGISTRY:
+                raise TargetError(f"unknown format {value!r}; choose from {', '.join(REGISTRY)} (optionally FORMAT:PATH)")
+            path = output
+        elif not path:
+            raise TargetError(f"--format {value}: give a file after the colon, or - for standard output")
+        out.append((name, None if path == "-" else path))
+    to_stdout = [name for name, path in out if path is None]
+    if len(to_stdout) > 1:
+        raise TargetError(
+            f"formats {', '.join(to_stdout)} would all go to standard output; give each but one a file as FORMAT:PATH"
+        )
+    return out

@@ -15,7 +15,7 @@ from ..numbers import num
 from ..paths import data_dir
 from ..results import LAYERS, Result
 from ..review import Review
-from . import budget
+from . import budget, fit
 from .escape import markdown
 
 
@@ -84,9 +84,12 @@ def grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
     return [(LAYERS[layer], items) for layer, items in groups.items()]
 
 
-def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count: int) -> str:
+def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count: int,
+               shown: list[Result] | None = None) -> str:
+    """The review of one manifest; `shown` (see fit.py) limits it to those results."""
     notes = Footnotes(references)
-    by_status = lambda s: [r for r in review.results if r.status == s]  # noqa: E731
+    kept = None if shown is None else {id(r) for r in shown}
+    by_status = lambda s: [r for r in review.results if r.status == s and (kept is None or id(r) in kept)]  # noqa: E731
     return environment().get_template("review.md.j2").render(
         review=review,
         version=__version__,
@@ -103,5 +106,7 @@ def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count
     )
 
 
-def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0) -> str:
-    return "\n---\n\n".join(render_one(r, references or {}, rule_count) for r in reviews)
+def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0,
+           limit: int = fit.COMMENT_LIMIT) -> str:
+    """All reviews, cut to at most `limit` characters (a GitHub comment) as fit.py explains."""
+    return fit.fit(reviews, lambda review, shown: render_one(review, references or {}, rule_count, shown), limit)
