@@ -54,6 +54,8 @@ class RuleSpec(BaseModel):
     cite: list[str] = Field(min_length=1)
     at: str = Field(description="manifest path the finding points to; may use {{ }}")
     waivable: bool = True
+    confirm: str | None = Field(None, description="the verifiable action that settles a pending result "
+                                "(checklist); by default it is derived from the missing fields")
     why: str | None = Field(None, description="why it matters, for the rule docs")
     example_fail: str | None = Field(None, description="YAML snippet that fails the rule")
     example_pass: str | None = Field(None, description="the same snippet, fixed")
