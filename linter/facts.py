@@ -7,6 +7,7 @@ arithmetic lives in linter.physics; this module only gathers its inputs.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -68,6 +69,10 @@ def derive(data: dict, policy: dict[str, float]) -> dict[str, Any]:
         lambda p, prec: _round(physics.checkpoint_bytes(p * 1e9, prec not in ("fp32", "tf32")) / TB, 3),
     )
     facts["training"] = _training(data, primary, facts["gpus_total"], policy)
+    facts["nics"] = _nics(data, primary)
+    facts["local_disk"] = _local_disk(data, primary, facts["checkpoint_tb"], facts["compute_nodes"])
+    facts["storage"] = _storage(data, facts["checkpoint_tb"], facts["training"])
+    facts["procurement"] = _procurement(data, facts["power"]["it_kw"])
     return facts
 
 
@@ -98,7 +103,8 @@ def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[s
     """Per-GPU memory of the largest compute pool: model states (F1-F3) + activations (F4-F5)."""
     if primary is None:
         unknown = Unknown(("node_pools[].gpu",))
-        return {k: unknown for k in ("model_states_gb", "activations_gb", "total_gb", "capacity_gb", "usable_gb", "bytes_per_param")}
+        return {k: unknown for k in ("model_states_gb", "activations_gb", "total_gb", "capacity_gb", "usable_gb",
+                                     "bytes_per_param", "host_offload_gb_per_node")}
     pool = f"node_pools[{primary}]"
     par = data["plan"].get("parallelism", {})
     t, p, v = par.get("tensor", 1), par.get("pipeline", 1), par.get("pipeline_chunks", 1)
@@ -128,6 +134,13 @@ def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[s
             L, p, v,
         ) / GB,
     )
+    def host(params_b: float, gpus: int, d: int = 1) -> Any:
+        if isinstance(bpp, Unknown):
+            return bpp
+        return _round(physics.offload_host_bytes_per_gpu(params_b * 1e9, zero, d, t, p, bpp) * gpus / GB)
+
+    offload_host = fact(data, ["plan.model.parameters_billion", f"{pool}.gpu.count"]
+                        + (["plan.parallelism.data"] if zero else []), host)
     capacity = fact(data, [f"{pool}.gpu.memory_gb"], lambda m: m)
     reserve = policy["gpu_memory_reserve_pct"]
     total = _sum(model_states, activations)
@@ -139,6 +152,7 @@ def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[s
         "capacity_gb": capacity,
         "usable_gb": usable,
         "bytes_per_param": sum(bpp) if isinstance(bpp, tuple) else bpp,
+        "host_offload_gb_per_node": offload_host,
     }
 
 
@@ -161,9 +175,9 @@ def _link(data: dict, primary: int | None) -> dict[str, Any]:
     baseboard) when given, else the GPU's (`gpu.link`)."""
     if primary is None:
         unknown = Unknown(("node_pools[].gpu",))
-        return {"kind": unknown, "bandwidth_gb_s": unknown, "max_gpus": unknown}
+        return {"kind": unknown, "bandwidth_gb_s": unknown, "max_gpus": unknown, "pcie_gb_s": unknown}
     pool = f"node_pools[{primary}]"
-    out = {}
+    out = {"pcie_gb_s": fact(data, [f"{pool}.gpu.pcie.generation", f"{pool}.gpu.pcie.lanes"], physics.pcie_gb_s)}
     for key in ("kind", "bandwidth_gb_s", "max_gpus"):
         node_value, gpu_value = get(data, f"{pool}.intra_node_link.{key}"), get(data, f"{pool}.gpu.link.{key}")
         value = node_value if node_value is not _MISSING else gpu_value
@@ -258,6 +272,15 @@ def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
     out.update(path=at, name=fabric["name"], kind=fabric.get("kind", Unknown((f"{at}.kind",))))
     topology = fabric.get("topology")
     out["topology"] = topology or Unknown((f"{at}.topology",))
+    out["oversubscription"] = fabric.get("oversubscription", 1.0)
+    nic_rates = [
+        (f"node_pools[{i}].nics[{j}].rate_gbps", nic.get("rate_gbps"))
+        for i, pool in enumerate(pools) for j, nic in enumerate(pool.get("nics", []))
+        if nic.get("purpose", "compute") in ("compute", "converged") and nic.get("fabric", fabric["name"]) == fabric["name"]
+    ]
+    switch_rates = [(f"{at}.switches[{j}].port_rate_gbps", s.get("port_rate_gbps")) for j, s in enumerate(fabric.get("switches", []))]
+    out["nic_rate_gbps"] = _least(nic_rates, f"node_pools[].nics[] on fabric {fabric['name']}")
+    out["switch_rate_gbps"] = _least(switch_rates, f"{at}.switches")
 
     def ports(role: str) -> Any:
         chosen = [(j, s) for j, s in enumerate(fabric.get("switches", [])) if s["role"] == role]
@@ -279,6 +302,20 @@ def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
     return out
 
 
+def _least(values: list[tuple[str, Any]], empty: str) -> Any:
+    """The smallest value, or Unknown naming the paths that lack one."""
+    missing = tuple(path for path, v in values if v is None)
+    if missing or not values:
+        return Unknown(missing or (empty,))
+    return min(v for _, v in values)
+
+
+def _apply(compute: Callable[..., Any], *values: Any) -> Any:
+    """compute(*values), or Unknown naming everything the unknown values need."""
+    missing = tuple(n for v in values if isinstance(v, Unknown) for n in v.needs)
+    return Unknown(missing) if missing else compute(*values)
+
+
 def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str, float]) -> dict[str, Any]:
     """Compute (F6) and time to train at the policy's MFU, against the target duration."""
     out: dict[str, Any] = {
@@ -289,7 +326,7 @@ def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str
         "target_days": fact(data, ["plan.target_duration_days"], lambda d: d),
     }
     if primary is None or isinstance(gpus_total, Unknown):
-        out["days"] = gpus_total if isinstance(gpus_total, Unknown) else Unknown(("node_pools[].gpu",))
+        out["days"] = out["seconds"] = gpus_total if isinstance(gpus_total, Unknown) else Unknown(("node_pools[].gpu",))
         return out
     pool = f"node_pools[{primary}]"
 
@@ -298,15 +335,191 @@ def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str
         value = table.get(precision) if table is not _MISSING else None
         return value if value else Unknown((f"{pool}.gpu.dense_tflops.{precision}",))
 
-    def days(p: float, d: float, precision: str) -> Any:
+    def seconds(p: float, d: float, precision: str) -> Any:
         tflops = peak(precision)
         if isinstance(tflops, Unknown):
             return tflops
-        seconds = physics.training_seconds_at_mfu(p * 1e9, d * 1e9, gpus_total, tflops * 1e12, policy["mfu"])
-        return _round(seconds / 86400, 1)
+        return physics.training_seconds_at_mfu(p * 1e9, d * 1e9, gpus_total, tflops * 1e12, policy["mfu"])
 
-    out["days"] = fact(data, ["plan.model.parameters_billion", "plan.training_tokens_billion", "plan.precision"], days)
+    out["seconds"] = fact(data, ["plan.model.parameters_billion", "plan.training_tokens_billion", "plan.precision"], seconds)
+    out["days"] = _apply(lambda s: _round(s / 86400, 1), out["seconds"])
+    out["peak_tflops"] = fact(data, ["plan.precision"], peak)
     return out
+
+
+def _nics(data: dict, primary: int | None) -> dict[str, Any]:
+    """Compute-fabric NICs of one node of the largest compute pool: count, bandwidth per node
+    and per GPU (the figure the Llama 3 paper reports: 400 Gb/s per GPU [llama3] §3.3.1), and
+    whether every one is GPUDirect RDMA capable [gpudirect-rdma]."""
+    keys = ("per_node", "gbps_per_node", "gbps_per_gpu", "min_rate_gbps", "rdma")
+    if primary is None:
+        unknown = Unknown(("node_pools[].gpu",))
+        return {k: unknown for k in keys} | {"path": "node_pools"}
+    pool = f"node_pools[{primary}]"
+    nics = get(data, f"{pool}.nics")
+    if nics is _MISSING:
+        unknown = Unknown((f"{pool}.nics",))
+        return {k: unknown for k in keys} | {"path": pool}
+    compute = [(j, n) for j, n in enumerate(nics) if n.get("purpose", "compute") in ("compute", "converged")]
+    out: dict[str, Any] = {"path": f"{pool}.nics", "per_node": sum(n.get("count", 1) for _, n in compute)}
+    if not compute:
+        return out | {"gbps_per_node": 0, "gbps_per_gpu": 0, "min_rate_gbps": 0, "rdma": False}
+    rates = [(f"{pool}.nics[{j}].rate_gbps", n.get("rate_gbps")) for j, n in compute]
+    out["min_rate_gbps"] = _least(rates, f"{pool}.nics")
+    per_node = _apply(lambda _: sum(n.get("count", 1) * n["rate_gbps"] for _, n in compute), out["min_rate_gbps"])
+    out["gbps_per_node"] = per_node
+    out["gbps_per_gpu"] = fact(data, [f"{pool}.gpu.count"], lambda g: _apply(lambda bw: _round(bw / g, 1), per_node))
+    flags = [(f"{pool}.nics[{j}].gpudirect_rdma", n.get("gpudirect_rdma")) for j, n in compute]
+    if any(flag is False for _, flag in flags):
+        out["rdma"] = False
+    else:
+        missing = tuple(path for path, flag in flags if flag is None)
+        out["rdma"] = Unknown(missing) if missing else True
+    return out
+
+
+def _local_disk(data: dict, primary: int | None, checkpoint_tb: Any, nodes: int) -> dict[str, Any]:
+    """Local drives of one node of the largest compute pool: usable space after RAID
+    [snia-ddf], and the node's share of one full checkpoint (F13 spread over the compute
+    nodes, each writing its own shards)."""
+    if primary is None:
+        unknown = Unknown(("node_pools[].gpu",))
+        return {"path": "node_pools", "usable_tb": unknown, "kind": unknown, "checkpoint_shard_tb": unknown}
+    at = f"node_pools[{primary}].local_nvme"
+    return {
+        "path": at,
+        "usable_tb": fact(data, [f"{at}.drives", f"{at}.drive_capacity_tb", f"{at}.raid"],
+                          lambda n, tb, raid: _round(physics.raid_usable_tb(n, tb, raid), 2)),
+        "kind": fact(data, [f"{at}.kind"], lambda k: k),
+        "checkpoint_shard_tb": _apply(lambda c: _round(c / max(nodes, 1), 4), checkpoint_tb),
+    }
+
+
+_DATA_TIER_KINDS = ("parallel-fs", "nfs", "local-nvme")  # where training reads from, first found wins
+
+
+def _storage(data: dict, checkpoint_tb: Any, training: dict[str, Any]) -> dict[str, Any]:
+    """Where the training data and the checkpoints live, the read rate the plan implies, the
+    time to write one checkpoint and the capacity each tier needs.
+
+    The training data is read from the first parallel file system, else NFS, else local-NVMe
+    tier (object stores hold cold data). Read rate: [kaplan-2020] time estimate and the
+    dataset's own bytes per token (physics.data_read_bytes_per_second)."""
+    tiers = get(data, "storage.tiers")
+    tiers = [] if tiers is _MISSING else tiers
+    keys = ("dataset_tier", "checkpoint_tier", "bytes_per_token", "read_needed_gb_s",
+            "checkpoint_write_minutes", "checkpoints_tb", "capacity")
+    if not tiers:
+        unknown = Unknown(("storage.tiers",))
+        return {k: unknown for k in keys}
+
+    def record(i: int) -> dict[str, Any]:
+        tier, at = tiers[i], f"storage.tiers[{i}]"
+        values = {k: tier.get(k, Unknown((f"{at}.{k}",))) for k in ("capacity_tb", "read_gb_s", "write_gb_s")}
+        return {"name": tier["name"], "path": at, "kind": tier["kind"], **values}
+
+    data_idx = next((i for kind in _DATA_TIER_KINDS for i, t in enumerate(tiers) if t["kind"] == kind), None)
+    named = get(data, "storage.checkpoint.tier")
+    ckpt_idx = next((i for i, t in enumerate(tiers) if t["name"] == named), None)
+    out: dict[str, Any] = {
+        "dataset_tier": record(data_idx) if data_idx is not None else Unknown(
+            ("storage.tiers[] (a parallel-fs, nfs or local-nvme tier for the training data)",)),
+        "checkpoint_tier": record(ckpt_idx) if ckpt_idx is not None else Unknown(
+            ("storage.checkpoint.tier",) if named is _MISSING else (f"storage.checkpoint.tier (no tier is named {named})",)),
+    }
+    out["bytes_per_token"] = fact(data, ["plan.dataset.size_tb", "plan.dataset.tokens_billion"],
+                                  lambda size, tokens: _round(size * TB / (tokens * 1e9), 2))
+    out["read_needed_gb_s"] = fact(
+        data, ["plan.training_tokens_billion"],
+        lambda tokens: _apply(lambda bpt, s: round(physics.data_read_bytes_per_second(tokens * 1e9, bpt, s) / GB, 4),
+                              out["bytes_per_token"], training["seconds"]),
+    )
+    write_gb_s = out["checkpoint_tier"]["write_gb_s"] if ckpt_idx is not None else out["checkpoint_tier"]
+    out["checkpoint_write_minutes"] = _apply(
+        lambda size, rate: _round(physics.write_seconds(size * TB, rate * GB) / 60, 1), checkpoint_tb, write_gb_s)
+    out["checkpoints_tb"] = fact(data, ["storage.checkpoint.retained"],
+                                 lambda n: _apply(lambda c: _round(n * c, 2), checkpoint_tb))
+    if data_idx is None or ckpt_idx is None:
+        out["capacity"] = _sum(*(v for v in (out["dataset_tier"], out["checkpoint_tier"]) if isinstance(v, Unknown)))
+        return out
+    dataset_tb = fact(data, ["plan.dataset.size_tb"], lambda tb: tb)
+    rows = []
+    for i in sorted({data_idx, ckpt_idx}):
+        held = {"dataset_tb": dataset_tb if i == data_idx else 0, "checkpoints_tb": out["checkpoints_tb"] if i == ckpt_idx else 0}
+        need = _maybe_round(_sum(*held.values()))
+        tier = record(i)
+        rows.append({"name": tier["name"], "path": tier["path"], "capacity_tb": tier["capacity_tb"], "need_tb": need,
+                     "margin_tb": _maybe_round(_difference(tier["capacity_tb"], need)), **held})
+    out["capacity"] = rows
+    return out
+
+
+def _procurement(data: dict, it_kw: Any) -> dict[str, Any]:
+    """Money and dates from the quotes: purchase total, rent per month, the owner's power bill
+    (IT load * PUE [green-grid-pue]), the payback period [seed-hardware-layers], the oldest
+    quote and the latest delivery."""
+    quotes = get(data, "procurement.quotes")
+    quotes = [] if quotes is _MISSING else quotes
+    out: dict[str, Any] = {}
+
+    def total(kind: str) -> Any:
+        chosen = [(i, q) for i, q in enumerate(quotes) if q.get("kind", "purchase") == kind]
+        missing = tuple(f"procurement.quotes[{i}].price" for i, q in chosen if "price" not in q)
+        if missing or not chosen:
+            return Unknown(missing or (f"procurement.quotes[] (a {kind} quote)",))
+        return sum(q["price"] for _, q in chosen)
+
+    currencies = sorted({q["currency"] for q in quotes if "currency" in q})
+    undeclared = tuple(f"procurement.quotes[{i}].currency" for i, q in enumerate(quotes) if "currency" not in q)
+    facility_currency = get(data, "facility.currency")
+    if undeclared:
+        currency: Any = Unknown(undeclared)
+    elif len(currencies) > 1:
+        currency = Unknown((f"procurement.quotes[].currency (quotes in {' and '.join(currencies)}; give them in one currency)",))
+    elif currencies and facility_currency is not _MISSING and facility_currency != currencies[0]:
+        currency = Unknown((f"facility.currency ({facility_currency}, but the quotes are in {currencies[0]})",))
+    else:
+        currency = currencies[0] if currencies else Unknown(("procurement.quotes",))
+    out["currency"] = currency
+    out["purchase_total"] = total("purchase")
+    out["rental_per_month"] = total("rental")
+    out["electricity_per_month"] = fact(
+        data, ["facility.electricity_price_per_kwh", "facility.pue", "facility.currency"],
+        lambda price, pue, _: _apply(lambda kw: _round(physics.electricity_per_month(kw, pue, price), 0), it_kw),
+    )
+    payback = _apply(lambda _, buy, rent, power: physics.payback_months(buy, rent, power),
+                     currency, out["purchase_total"], out["rental_per_month"], out["electricity_per_month"])
+    if isinstance(payback, Unknown):
+        out["pays_back"] = out["payback_months"] = payback
+    else:
+        out["pays_back"] = payback is not None
+        if payback is not None:
+            out["payback_months"] = _round(payback, 1)
+
+    def dated(i: int, q: dict) -> Any:
+        if "delivery_date" in q:
+            return q["delivery_date"]
+        if "quote_date" in q and "lead_time_weeks" in q:
+            return (dt.date.fromisoformat(str(q["quote_date"])) + dt.timedelta(weeks=q["lead_time_weeks"])).isoformat()
+        return Unknown((f"procurement.quotes[{i}].lead_time_weeks",) if "quote_date" in q else
+                       (f"procurement.quotes[{i}].quote_date", f"procurement.quotes[{i}].lead_time_weeks"))
+
+    out["latest_delivery"] = _pick(quotes, dated, max)
+    out["oldest_quote"] = _pick(
+        quotes, lambda i, q: str(q["quote_date"]) if "quote_date" in q else Unknown((f"procurement.quotes[{i}].quote_date",)), min)
+    return out
+
+
+def _pick(quotes: list[dict], date_of: Callable[[int, dict], Any], choose: Callable) -> Any:
+    """The quote whose date `choose` (min or max) picks: {date, item, path}."""
+    if not quotes:
+        return Unknown(("procurement.quotes",))
+    dates = [(date_of(i, q), i) for i, q in enumerate(quotes)]
+    missing = tuple(n for d, _ in dates if isinstance(d, Unknown) for n in d.needs)
+    if missing:
+        return Unknown(missing)
+    date, i = choose(dates)
+    return {"date": date, "item": quotes[i]["item"], "path": f"procurement.quotes[{i}]"}
 
 
 # Top-level fact names rules may read (checked when a rule pack loads).
@@ -314,4 +527,5 @@ FACT_NAMES = (
     "policy", "compute_nodes", "nodes_total", "gpus_total", "gpus_per_node_min", "gpus_per_node_max",
     "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric",
     "checkpoint_tb", "training", "tier", "today", "catalog", "link",
+    "nics", "local_disk", "storage", "procurement",
 )

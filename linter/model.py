@@ -310,6 +310,16 @@ class Policy(Strict):
     spec_max_age_days: Count | None = None
     quote_max_age_days: Count | None = None
     checkpoint_write_minutes: Positive | None = None
+    long_run_days: Positive | None = None
+    tokens_per_param_optimum: Positive | None = None
+    tokens_per_param_factor: Annotated[float, Field(ge=1, le=1000)] | None = None
+    pcie_min_gb_s: Positive | None = None
+    pretrain_gbps_per_gpu: Positive | None = None
+    nic_min_gbps: Positive | None = None
+    oversubscription_max: Annotated[float, Field(ge=1, le=64)] | None = None
+    data_read_margin: Annotated[float, Field(ge=1, le=100)] | None = None
+    local_checkpoint_copies: SmallCount | None = None
+    cold_tier_dataset_tb: Positive | None = None
     signoff_roles: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = Field(
         None, description="roles that must sign off the purchase (default: technical lead, facilities, finance)"
     )

@@ -129,3 +129,64 @@ def nonblocking_two_tier_endpoints(k: int) -> int:
 def ups_kw(capacity_kva: float, power_factor: float) -> float:
     """kW = kVA * power factor [ups-sizing]."""
     return capacity_kva * power_factor
+
+
+def offload_host_bytes_per_gpu(
+    params: float, zero_stage: int, d: int, t: int, p: int, bytes_per_param: tuple[int, int, int],
+) -> float:
+    """Host memory one GPU's ZeRO-Offload needs [zero-offload-2021] §3-4: the gradients and the
+    optimizer state (fp32 master weights, momentum, variance) live in CPU memory, partitioned
+    across the d data-parallel ranks from ZeRO stage 1 on; 16-bit weights stay on the GPU."""
+    _, g, k = bytes_per_param
+    shard = params / (t * p)
+    return (g + k) * shard / (d if zero_stage >= 1 else 1)
+
+
+def pcie_gb_s(generation: int, lanes: int) -> float:
+    """Nominal bidirectional PCIe bandwidth as datasheets print it: x16 is 32 GB/s at Gen3,
+    64 at Gen4 and 128 at Gen5, doubling each generation [nvidia-a100-datasheet]
+    [nvidia-h100-datasheet]; lanes scale it linearly."""
+    return lanes * 2.0 ** (generation - 2)
+
+
+# Usable share of a RAID set of n equal drives [snia-ddf]: striping keeps all of them,
+# mirroring half, single parity n-1 drives, double parity n-2.
+def raid_usable_tb(drives: int, drive_tb: float, raid: str) -> float:
+    if raid in ("none", "raid0"):
+        data = drives
+    elif raid in ("raid1", "raid10"):
+        data = drives / 2
+    elif raid == "raid5":
+        data = max(drives - 1, 0)
+    else:  # raid6
+        data = max(drives - 2, 0)
+    return data * drive_tb
+
+
+def data_read_bytes_per_second(tokens: float, bytes_per_token: float, seconds: float) -> float:
+    """Average read rate that keeps the GPUs fed: every training token is read once per use,
+    at the pace of the time-to-train estimate (C = 6PD at the assumed MFU, [kaplan-2020]).
+    Bytes per token = dataset bytes on disk / dataset tokens (the manifest's own numbers)."""
+    return tokens * bytes_per_token / seconds
+
+
+def write_seconds(size_bytes: float, bytes_per_second: float) -> float:
+    """Time to write `size_bytes` at a sustained aggregate rate."""
+    return size_bytes / bytes_per_second
+
+
+HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12
+
+
+def electricity_per_month(it_kw: float, pue: float, price_per_kwh: float) -> float:
+    """Monthly power bill at full load: IT power * PUE (facility power = IT power * PUE
+    [green-grid-pue]) * 730 hours * price per kWh."""
+    return it_kw * pue * HOURS_PER_MONTH * price_per_kwh
+
+
+def payback_months(purchase: float, rental_per_month: float, running_per_month: float) -> float | None:
+    """Months until buying costs less than renting the same capacity: purchase price over the
+    monthly saving (rent avoided minus the owner's running cost). None: buying never pays back.
+    A project shorter than this should rent [seed-hardware-layers]."""
+    saving = rental_per_month - running_per_month
+    return purchase / saving if saving > 0 else None
