@@ -52,7 +52,9 @@ def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, chan
         else:
             before = diff.render_markdown(changes)
             if "limit" in wanted:  # the whole comment, diff included, must still fit
-                options["limit"] = max(0, wanted["limit"].default - len(before))
+                from .fit import size
+
+                options["limit"] = max(0, wanted["limit"].default - size(before))
     return before + function(reviews, **options) + after
 
 

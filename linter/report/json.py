@@ -86,4 +86,4 @@ def document(reviews: list[Review], pack: RulePack, changes: list[Changes] | Non
 
 
 def render(reviews: list[Review], pack: RulePack, changes: list[Changes] | None = None) -> str:
-    return json.dumps(document(reviews, pack, changes), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(document(reviews, pack, changes), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"

@@ -149,4 +149,4 @@ def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
 
 
 def render(reviews: list[Review], pack: RulePack) -> str:
-    return json.dumps(finite(document(reviews, pack)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(finite(document(reviews, pack)), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
