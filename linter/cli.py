@@ -242,6 +242,99 @@ def init(path: str, force: bool) -> None:
     click.echo(f"wrote {path}; fill it in, then run: hwlint check {path}")
 
 
+# --- checklist, sign-off and verify (linter/checklist.py, linter/signoff.py) -----------
+
+
+def _reviewed(file: str, pack: Any, tier: str | None = None) -> tuple[Any, Any]:
+    """Load and review one manifest; a manifest that cannot be reviewed ends the command (exit 2)."""
+    from .loader import InputError, load_file
+    from .review import review_document
+
+    try:
+        doc = load_file(file)
+    except InputError as exc:
+        click.echo(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}", err=True)
+        raise Exit(2) from None
+    review = review_document(doc, pack, tier)
+    if review.file_findings:
+        for r in review.file_findings:
+            click.echo(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}", err=True)
+        click.echo(f"hwlint: {file} cannot be reviewed until these are fixed", err=True)
+        raise Exit(2)
+    return doc, review
+
+
+@cli.command()
+@click.argument("file", type=click.Path())
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the checklist to this file")
+@click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
+def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...]) -> None:
+    """Write the sign-off checklist of manifest FILE: every rule as a Markdown task, grouped by
+    layer, with the sign-off table. Exit 0 when written, whatever the items say."""
+    from .checklist import render
+
+    pack = _load_pack(rule_dirs)
+    doc, review = _reviewed(file, pack, tier)
+    _write(render(review, doc, pack), output)
+    raise Exit(2 if review.rule_errors else 0)
+
+
+@cli.command()
+@click.argument("file", type=click.Path())
+@click.option("--role", required=True, help='the role signing, one of policy.signoff_roles (default "technical lead", "facilities", "finance")')
+@click.option("--name", required=True, help="who signs")
+@click.option("--sign-key", type=click.Path(dir_okay=False), help="also sign with this SSH private key (ssh-keygen -Y sign)")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
+def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tuple[str, ...]) -> None:
+    """Record ROLE's sign-off in manifest FILE, bound to its content and the rule pack.
+    Only the signoffs: section of the file is rewritten."""
+    from .review import today
+    from .rules import pack_digest
+    from .signoff import SignoffError, blocking, record_signoff
+
+    pack = _load_pack(rule_dirs)
+    _, review = _reviewed(file, pack)
+    try:
+        record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key)
+    except SignoffError as exc:
+        click.echo(f"hwlint: {exc}; {file} is unchanged", err=True)
+        raise Exit(2) from None
+    except OSError as exc:
+        click.echo(f"hwlint: cannot write {file}: {exc.strerror or exc}; {file} is unchanged", err=True)
+        raise Exit(2) from None
+    signed = ", with an SSH signature" if "signature" in record else ""
+    click.echo(f"{file}: recorded the {role} sign-off by {name} on {record['date']}{signed} "
+               f"(manifest {record['manifest_digest'][:19]}…, rule pack {record['rule_pack_digest'][:19]}…)")
+    remaining = len(blocking(review.results))
+    if remaining:
+        click.echo(f"note: {remaining} failing result{'s are' if remaining != 1 else ' is'} not waived; "
+                   f"`hwlint verify {file}` will fail until they are fixed or waived", err=True)
+
+
+@cli.command()
+@click.argument("file", type=click.Path())
+@click.option("--allowed-signers", type=click.Path(exists=True, dir_okay=False),
+              help="also require a good SSH signature on every sign-off (ssh-keygen -Y verify; git's format)")
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
+def verify(file: str, allowed_signers: str | None, rule_dirs: tuple[str, ...]) -> None:
+    """Check the sign-offs recorded in manifest FILE: valid, stale (manifest or rule pack
+    changed) or missing. Exit 0 only when every required role holds a valid sign-off and no
+    failing result remains unwaived; 1 otherwise."""
+    from .rules import pack_digest
+    from .signoff import SignoffError, check, report
+
+    pack = _load_pack(rule_dirs)
+    doc, review = _reviewed(file, pack)
+    try:
+        verdict = check(doc, pack_digest(pack), review.results, allowed_signers)
+    except SignoffError as exc:
+        click.echo(f"hwlint: {exc}", err=True)
+        raise Exit(2) from None
+    click.echo(report(file, verdict), nl=False)
+    raise Exit(0 if verdict.ok else 1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="hwlint", standalone_mode=False)
