@@ -80,6 +80,7 @@ class Changes:
     file: str
     base: str  # what the base was: "REF" or the old file's path
     base_exists: bool = True
+    reviewed: bool = True  # False: the new version stopped at a file problem; rules not compared
     introduced: list[Result] = field(default_factory=list)
     resolved: list[tuple[Result, str]] = field(default_factory=list)  # (old finding, its status now)
     still_open: list[Result] = field(default_factory=list)
@@ -87,8 +88,13 @@ class Changes:
 
 
 def compare(old: Review | None, new: Review, base: str) -> Changes:
-    """Findings (status fail) keyed by rule and manifest path; `old` None: a new manifest."""
-    before = {key(r): r for r in (old.results if old else []) if r.status == "fail"}
+    """Findings (status fail) keyed by rule and manifest path; `old` None: a new manifest.
+
+    When the new version cannot be reviewed (a YAML or schema problem stops the review before
+    the rules run), the rules' old findings are not resolved, only unknown: they are left out.
+    """
+    reviewed = not new.file_findings
+    before = {key(r): r for r in (old.results if old else []) if r.status == "fail" and (reviewed or r.layer == "FILE")}
     after = {key(r): r for r in new.results if r.status == "fail"}
     now = {key(r): r.status for r in new.results}
     old_budget = budget_figures(old) if old else {}
@@ -97,6 +103,7 @@ def compare(old: Review | None, new: Review, base: str) -> Changes:
         file=new.file,
         base=base,
         base_exists=old is not None,
+        reviewed=reviewed,
         introduced=[r for k, r in after.items() if k not in before],
         resolved=[(r, now.get(k, "gone")) for k, r in before.items() if k not in after],
         still_open=[r for k, r in after.items() if k in before],
@@ -158,6 +165,9 @@ def against_ref(new: Review, ref: str, pack: Any, tier: str | None, selected: An
     return compare(old, new, ref)
 
 
+UNREVIEWED = "the new version has a file problem that stops the review, so the rules' findings are not compared"
+
+
 # --- rendering -------------------------------------------------------------------------
 
 
@@ -182,6 +192,8 @@ def render_text(all_changes: list[Changes]) -> str:
     for c in all_changes:
         base = f"{c.base} (new file)" if not c.base_exists else c.base
         lines.append(f"{c.file}: against {base}: {counts(c)}")
+        if not c.reviewed:
+            lines.append(f"  {UNREVIEWED}")
         lines += [f"  introduced: {r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {r.message}" for r in c.introduced]
         lines += [f"  resolved: {r.rule_id} at {r.path or 'the file'} (now {status})" for r, status in c.resolved]
         lines += [f"  still open: {r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity}" for r in c.still_open]
@@ -198,6 +210,8 @@ def render_markdown(all_changes: list[Changes]) -> str:
     for c in all_changes:
         base = "a new manifest" if not c.base_exists else f"against {md(c.base)}"
         out.append(f"## What this change does: {md(c.file)}\n\n{base}: **{counts(c)}**\n")
+        if not c.reviewed:
+            out.append(f"> {UNREVIEWED}\n")
         rows = [("🆕 introduced", r, "") for r in c.introduced]
         rows += [("✅ resolved", r, f" (now {md(status)})") for r, status in c.resolved]
         rows += [("⏳ still open", r, "") for r in c.still_open]
@@ -222,6 +236,7 @@ def as_json(changes: Changes) -> dict[str, Any]:
     return {
         "base": changes.base,
         "base_exists": changes.base_exists,
+        "reviewed": changes.reviewed,
         "introduced": [finding(r) for r in changes.introduced],
         "resolved": [{**finding(r), "status_now": status} for r, status in changes.resolved],
         "still_open": [finding(r) for r in changes.still_open],

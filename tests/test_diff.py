@@ -1,0 +1,189 @@
+"""What a change does: `hwlint diff OLD NEW` and `hwlint check FILE --base REF`.
+
+Findings are matched by rule and manifest path, so moving lines changes nothing; the budget
+deltas come from the reviews' facts."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, ROOT
+from test_formats import EXTRA_RULES
+
+FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
+GOOD = EXAMPLES / "multi-node-pretrain.hw.yaml"
+
+
+def edited(tmp_path: Path, source: Path, name: str, *edits: tuple[str, str]) -> Path:
+    text = source.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    target = tmp_path / name
+    target.write_text(text)
+    return target
+
+
+def changes_of(hwlint, *args) -> tuple[int, dict]:
+    run = hwlint(*args, "--format", "json")
+    assert run.err == "", run.err
+    doc = json.loads(run.out)
+    (manifest,) = doc["manifests"]
+    return run.code, manifest["changes"]
+
+
+def failing(hwlint, path: Path) -> set[str]:
+    doc = json.loads(hwlint("check", path, "--format", "json").out)
+    return {r["rule_id"] for r in doc["manifests"][0]["results"] if r["status"] == "fail"}
+
+
+def test_moving_lines_changes_no_finding(hwlint, tmp_path):
+    moved = edited(tmp_path, FLAWED, "moved.hw.yaml",
+                   ("manifest_version: 1\n", "manifest_version: 1\n# a note\n\n# another\n"),
+                   ("  precision: bf16", "  # reordered below\n  precision: bf16"))
+    code, changes = changes_of(hwlint, "diff", FLAWED, moved)
+    assert code == 0  # nothing introduced
+    assert changes["introduced"] == [] and changes["resolved"] == []
+    assert {f["rule_id"] for f in changes["still_open"]} == failing(hwlint, FLAWED)
+    lines = {f["rule_id"]: f["line"] for f in changes["still_open"]}
+    assert lines["GPU002"] == 1 + moved.read_text().splitlines().index("  precision: bf16            # V100 has no bf16")
+    assert all(d["change"] == 0 for d in changes["budget"])
+
+
+def test_fixing_a_finding_resolves_it(hwlint, tmp_path):
+    fixed = edited(tmp_path, FLAWED, "fixed.hw.yaml", ("precision: bf16", "precision: fp16"))
+    code, changes = changes_of(hwlint, "diff", FLAWED, fixed)
+    assert [(f["rule_id"], f["status_now"]) for f in changes["resolved"]] == [("GPU002", "pass")]
+    introduced = {f["rule_id"] for f in changes["introduced"]}
+    assert introduced | {f["rule_id"] for f in changes["still_open"]} == failing(hwlint, fixed)
+    assert code == (1 if any(f["severity"] == "error" for f in changes["introduced"]) else 0)
+
+
+def test_a_broken_new_version_resolves_nothing(hwlint, tmp_path):
+    broken = edited(tmp_path, FLAWED, "broken.hw.yaml", ("- name: row-a", "- name: row a!"))
+    code, changes = changes_of(hwlint, "diff", FLAWED, broken)
+    assert code == 1 and changes["reviewed"] is False
+    assert changes["resolved"] == [] and [f["rule_id"] for f in changes["introduced"]] == ["SCHEMA"]
+
+
+def test_breaking_the_budget_is_introduced_and_fails(hwlint, tmp_path):
+    smaller = edited(tmp_path, GOOD, "smaller.hw.yaml", ("it_capacity_kw: 500", "it_capacity_kw: 300"))
+    code, changes = changes_of(hwlint, "diff", GOOD, smaller)
+    assert code == 1
+    assert "PWR001" in {f["rule_id"] for f in changes["introduced"]}
+    limit = next(d for d in changes["budget"] if d["key"] == "facility_limit_kw")
+    assert (limit["old"], limit["new"], limit["change"]) == (400, 240, -160)
+    text = hwlint("diff", GOOD, smaller)
+    assert text.code == 1
+    assert re.search(r"^  introduced: .*smaller\.hw\.yaml:\d+:\d+: PWR001 error ", text.out, re.M)
+    assert "budget: Usable facility power: 400 kW -> 240 kW (-160 kW)" in text.out
+
+
+def test_budget_deltas_for_gpus_power_ports_and_memory(hwlint, tmp_path):
+    bigger = edited(tmp_path, FLAWED, "bigger.hw.yaml", ("    count: 16\n", "    count: 24\n"),
+                    ("tensor: 16", "tensor: 8"))
+    _, changes = changes_of(hwlint, "diff", FLAWED, bigger)
+    delta = {d["key"]: d for d in changes["budget"]}
+    assert (delta["gpus"]["old"], delta["gpus"]["new"], delta["gpus"]["change"]) == (128, 192, 64)
+    assert delta["it_power_kw"]["change"] == pytest.approx(8 * 3.5)
+    assert delta["switch_ports_needed"]["change"] > 0
+    assert delta["memory_per_gpu_gb"]["change"] > 0  # tensor 16 -> 8 doubles each GPU's share
+    assert "LNK002" in {f["rule_id"] for f in changes["resolved"]}
+
+
+def test_markdown_diff_escapes_manifest_strings(hwlint, tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "ops.yaml").write_text(EXTRA_RULES)  # OPS901 quotes the manifest's name
+    hostile = edited(tmp_path, GOOD, "hostile.hw.yaml", ("\nname: ", '\nname: "<img src=x>|[a](b) @team" # '))
+    run = hwlint("diff", GOOD, hostile, "--format", "markdown", "--rules", rules, "--select", "OPS901")
+    assert run.code == 0  # a warning
+    assert "<img" not in run.out and "&lt;img src=x&gt;\\|\\[a\\](b) &#64;team" in run.out
+    rows = [line for line in run.out.splitlines() if line.startswith("| ") and "OPS901" in line]
+    assert len(rows) == 1 and rows[0].count(" | ") == 3  # the table is not broken
+
+
+def test_diff_rejects_formats_it_cannot_write(hwlint):
+    run = hwlint("diff", FLAWED, GOOD, "--format", "sarif")
+    assert run.code == 2 and "not available here" in run.err
+
+
+# --- --base REF: the base version comes from git --------------------------------------
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                               "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(cwd), "PATH": "/usr/bin:/bin"}).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "clusters").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "clusters" / "a.hw.yaml").write_text(FLAWED.read_text())
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_base_ref_reads_the_committed_version(hwlint, repo, tmp_path, monkeypatch):
+    manifest = repo / "clusters" / "a.hw.yaml"
+    manifest.write_text(FLAWED.read_text().replace("precision: bf16", "precision: fp16"))
+    monkeypatch.chdir(tmp_path)  # run from outside the repository, with a path into it
+    code, changes = changes_of(hwlint, "check", manifest, "--base", "HEAD")
+    assert code == 1  # the exit code still reflects every failure, as without --base
+    assert changes["base"] == "HEAD" and changes["base_exists"] is True
+    assert [f["rule_id"] for f in changes["resolved"]] == ["GPU002"]
+    text = hwlint("check", manifest, "--base", "main")
+    assert re.search(rf"^{re.escape(str(manifest))}: against main: \d+ introduced, 1 resolved", text.out, re.M)
+
+
+def test_base_ref_where_the_manifest_is_new(hwlint, repo):
+    new = repo / "clusters" / "b.hw.yaml"
+    new.write_text(FLAWED.read_text())
+    _, changes = changes_of(hwlint, "check", new, "--base", "HEAD")
+    assert changes["base_exists"] is False and changes["resolved"] == [] and changes["still_open"] == []
+    assert {f["rule_id"] for f in changes["introduced"]} == failing(hwlint, new)
+
+
+def test_base_markdown_leads_with_the_change_and_fits_a_comment(hwlint, repo):
+    manifest = repo / "clusters" / "a.hw.yaml"
+    run = hwlint("check", manifest, "--base", "HEAD", "--format", "markdown")
+    assert run.out.startswith("## What this change does:")
+    assert "0 introduced, 0 resolved" in run.out and "# hwlint review:" in run.out
+    assert len(run.out.encode("utf-16-le")) // 2 <= 65_536
+
+
+@pytest.mark.parametrize("ref, message", [
+    ("no-such-branch", "no such commit, branch or tag"),
+    ("--output=/tmp/x", "is not a git revision"),
+])
+def test_bad_base_refs_are_clean_errors(hwlint, repo, ref, message):
+    run = hwlint("check", repo / "clusters" / "a.hw.yaml", "--base", ref)
+    assert run.code == 2 and message in run.err and run.out == ""
+
+
+def test_base_outside_a_repository_is_a_clean_error(hwlint, tmp_path):
+    manifest = tmp_path / "alone.hw.yaml"
+    manifest.write_text(GOOD.read_text())
+    if subprocess.run(["git", "-C", str(tmp_path), "rev-parse"], capture_output=True).returncode == 0:
+        pytest.skip(f"{tmp_path} lies inside a git repository")
+    run = hwlint("check", manifest, "--base", "HEAD")
+    assert run.code == 2 and "not inside a git repository" in run.err
+
+
+def test_diff_json_validates_against_the_report_schema(hwlint, tmp_path):
+    from jsonschema import Draft202012Validator
+
+    fixed = edited(tmp_path, FLAWED, "fixed.hw.yaml", ("precision: bf16", "precision: fp16"))
+    doc = json.loads(hwlint("diff", FLAWED, fixed, "--format", "json").out)
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
+    assert [e.message for e in Draft202012Validator(schema).iter_errors(doc)] == []
+    assert doc["manifests"][0]["changes"]["resolved"]
