@@ -1,0 +1,126 @@
+"""The pre-commit hook, run by the real pre-commit (`pre-commit try-repo`) in a throwaway
+repository that holds a good manifest, bad ones, and YAML files that are not manifests.
+
+try-repo clones the hook repository at HEAD (plus uncommitted changes of tracked files), so
+the test first copies the files that make up hwlint into a fresh git repository and commits
+them: it then tests exactly this working tree, in a developer's checkout or a CI clone alike.
+pre-commit installs that copy with pip into its own environment, as for any user.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from conftest import EXAMPLES, ROOT, TODAY
+
+HOOKS = ROOT / ".pre-commit-hooks.yaml"
+PACKAGE = ["pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "linter", "rules", "schemas", "templates", "catalog"]
+NOT_MANIFESTS = {
+    ".pre-commit-config.yaml": "repos: []\n",
+    ".github/workflows/ci.yml": "on: push\njobs: {}\n",
+    "k8s/deployment.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+    "notes.hw.yaml.bak": "not: a manifest\n",
+}
+FINDING = re.compile(r"^(?P<file>[^\s:]+\.hw\.yaml):\d+:\d+: (?P<id>[A-Z]{3}\d{3}) (?P<severity>error|warning|info) ", re.M)
+
+
+def hook() -> dict:
+    (entry,) = YAML(typ="safe").load(HOOKS.read_text())
+    return entry
+
+
+def test_hook_definition_is_valid_for_pre_commit():
+    pytest.importorskip("pre_commit", reason="pre-commit is in the test extra: pip install -e '.[test]'")
+    from pre_commit.clientlib import load_manifest
+
+    (loaded,) = load_manifest(str(HOOKS))  # pre-commit's own schema check
+    assert loaded["id"] == "hwlint" and loaded["entry"] == "hwlint check" and loaded["language"] == "python"
+
+
+@pytest.mark.parametrize("name, matches", [
+    ("cluster.hw.yaml", True),
+    ("clusters/eu/prod.hw.yml", True),
+    ("examples/flawed-cluster.hw.yaml", True),
+    (".pre-commit-config.yaml", False),
+    (".github/workflows/ci.yml", False),
+    ("k8s/deployment.yaml", False),
+    ("hw.yaml", False),
+    ("notes.hw.yaml.bak", False),
+    ("values.yaml", False),
+])
+def test_default_file_pattern_catches_only_manifests(name, matches):
+    assert bool(re.search(hook()["files"], name)) is matches
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+def hook_repository(target: Path) -> Path:
+    """This working tree's hwlint, committed in a repository of its own."""
+    target.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_data")
+    for name in PACKAGE:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=ignore)
+        else:
+            shutil.copy2(source, target / name)
+    git(target, "init", "-q")
+    git(target, "add", ".")
+    git(target, "commit", "-q", "-m", "hwlint under test")
+    return target
+
+
+def try_repo(hooks: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "PRE_COMMIT_HOME": str(project.parent / "pre-commit-home"),
+           "PRE_COMMIT_COLOR": "never"}
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "hwlint", *args],
+        cwd=project, capture_output=True, text=True, env=env, timeout=900,
+    )
+
+
+def test_pre_commit_try_repo_fails_bad_manifests_and_passes_good_ones(tmp_path, hwlint):
+    pytest.importorskip("pre_commit", reason="pre-commit is in the test extra: pip install -e '.[test]'")
+    good_source = EXAMPLES / "multi-node-pretrain.hw.yaml"
+    assert hwlint("check", good_source).code == 0, "the good example must pass for this test"
+    hooks = hook_repository(tmp_path / "hwlint")
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    shutil.copy(good_source, project / "good.hw.yaml")
+    # enough bad manifests that pre-commit splits them over several hwlint runs
+    bad = [f"clusters/bad-{i}.hw.yaml" for i in range(10)]
+    (project / "clusters").mkdir()
+    for name in bad:
+        shutil.copy(EXAMPLES / "flawed-cluster.hw.yaml", project / name)
+    for name, text in NOT_MANIFESTS.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    git(project, "add", ".")
+
+    everything = try_repo(hooks, project, "--all-files")
+    output = everything.stdout + everything.stderr
+    assert everything.returncode == 1, output
+    assert re.search(r"^hwlint \(GPU-cluster manifest review\)\.+Failed$", output, re.M), output
+    errors = {m["file"] for m in FINDING.finditer(output) if m["severity"] == "error"}
+    assert errors == set(bad), output  # each bad manifest reported, whichever run it fell in
+    assert "GPU002" in {m["id"] for m in FINDING.finditer(output)}
+    for name in NOT_MANIFESTS:
+        assert name not in output  # never handed to hwlint
+
+    good_only = try_repo(hooks, project, "--files", "good.hw.yaml", *NOT_MANIFESTS)
+    output = good_only.stdout + good_only.stderr
+    assert good_only.returncode == 0, output
+    assert re.search(r"^hwlint \(GPU-cluster manifest review\)\.+Passed$", output, re.M), output
