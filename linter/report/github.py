@@ -1,4 +1,5 @@
-"""GitHub Actions workflow commands: one annotation per failure, shown on the pull request.
+"""GitHub Actions workflow commands: one annotation per failure (and a notice per waived
+failure, with its waiver), shown on the pull request.
 
     ::error file=examples/a.hw.yaml,line=32,col=11,title=hwlint GPU001 (error)::Each GPU needs ...
 
@@ -33,12 +34,15 @@ def render(reviews: list[Review]) -> str:
     lines = []
     for review in reviews:
         for r in review.results:
-            if r.status != "fail":
+            if r.status not in ("fail", "waived"):
                 continue
             message = f"{r.message}\n\nFix: {r.fix}" if r.fix else r.message
+            kind, label = (COMMAND[r.severity], r.severity) if r.status == "fail" else ("notice", "waived")
+            if r.status == "waived":  # shown, with its waiver, but only as a notice
+                message = f"{r.message}\n\nWaiver: {r.reason}"
             lines.append(annotation(
-                COMMAND[r.severity], message or r.title,
-                file=repo_relative(r.file), line=r.line, col=r.column, title=f"hwlint {r.rule_id} ({r.severity})",
+                kind, message or r.title,
+                file=repo_relative(r.file), line=r.line, col=r.column, title=f"hwlint {r.rule_id} ({label})",
             ))
         lines += [annotation("error", error, title="hwlint rule pack") for error in review.rule_errors]
     return "".join(line + "\n" for line in lines)

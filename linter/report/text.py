@@ -24,7 +24,7 @@ def render(reviews: list[Review], verbose: bool = False) -> str:
             if r.status == "fail":
                 fix = f" Fix: {r.fix}" if r.fix and verbose else ""
                 lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {r.message}{fix}")
-            elif verbose and r.status in ("pending", "waived"):
+            elif r.status == "waived" or (verbose and r.status == "pending"):  # a waiver is always shown
                 lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.status} {r.title}: {r.reason}")
         lines.extend(f"{e}" for e in review.rule_errors)
     lines.extend(summary(review) for review in reviews)
