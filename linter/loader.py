@@ -1,25 +1,53 @@
 """Load a YAML file into plain data plus the source position of every key and list item.
 
-ruamel.yaml's round-trip loader keeps line/column marks; we copy the document into plain
-dicts/lists (so later stages never see YAML types) and a `positions` map from a path tuple
-such as ("node_pools", 0, "gpu", "count") to a 1-based (line, column). The copy is bounded
-in size and depth, so an alias "billion laughs" or a pathologically nested file ends in a
-clear error instead of exhausting memory.
+The manifest is read from libyaml's event stream (PyYAML's C parser; PyYAML's pure-Python
+parser when libyaml is missing) and built straight into plain dicts, lists and scalars,
+so later stages never see YAML types. `positions` maps a path tuple such as
+("node_pools", 0, "gpu", "count") to a 1-based (line, column).
+
+Scalars follow the YAML 1.2 core schema (`yes`, `no`, `on` and `off` stay text; `~`,
+`null` and an empty value are null), plus ISO dates, which become "YYYY-MM-DD" text.
+`<<` merge keys are honoured. Explicit tags other than the standard ones are refused.
+
+Everything is bounded while it is read, before any of it is kept: the file size, the
+nesting depth and the number of values, counting every use of an alias, so an alias
+"billion laughs" or ten thousand nested brackets end in one clear error, fast.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 Path_ = tuple  # a path into the document: keys (str) and list indexes (int)
 
 MAX_BYTES = 5_000_000
-MAX_NODES = 100_000
+MAX_NODES = 100_000  # values, counting each use of an alias; keys are not counted
 MAX_DEPTH = 50
+MAX_DIGITS = 300  # a longer number is not a quantity anyone means
+
+_YAML = "tag:yaml.org,2002:"
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"^[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*)$")
+_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}$")
+_DATETIME = re.compile(
+    r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:[Tt]|[ \t]+)([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]*))?"
+    r"(?:[ \t]*(Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?$"
+)
 
 
 class InputError(Exception):
@@ -61,12 +89,19 @@ def read_bytes(path: str) -> bytes:
     try:
         size = p.stat().st_size
         if size > MAX_BYTES:
-            raise InputError(
-                f"file is {size:,} bytes; manifests are limited to {MAX_BYTES:,} bytes", code="IO"
-            )
-        return p.read_bytes()
+            raise InputError(_too_big(f"{size:,} bytes"), code="IO")
+        # Read one byte past the limit: devices and pipes report no size up front.
+        with p.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}", code="IO") from None
+    if len(raw) > MAX_BYTES:
+        raise InputError(_too_big(f"more than {MAX_BYTES:,} bytes"), code="IO")
+    return raw
+
+
+def _too_big(size: str) -> str:
+    return f"file is {size}; manifests are limited to {MAX_BYTES:,} bytes"
 
 
 def decode(raw: bytes) -> str:
@@ -86,92 +121,265 @@ def load_file(path: str) -> Document:
 
 
 def load_text(text: str, path: str = "<string>") -> Document:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    yaml = YAML(typ="rt", pure=True)
-    yaml.allow_duplicate_keys = False
-    try:
-        tree = yaml.load(text)
-    except MarkedYAMLError as exc:
-        raise _marked(exc) from None
-    except YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}") from None
-    except RecursionError:
-        raise InputError(f"nesting is too deep (limit {MAX_DEPTH} levels)") from None
-    if tree is None:
-        raise InputError("the file is empty (or only comments); run `hwlint init` for a starter manifest", code="SCHEMA")
+    yaml = _yaml()
     doc = Document(path=path, data=None)
     doc.positions[()] = (1, 1)
-    doc.data = _Copier(doc).copy(tree, (), 0)
+    try:
+        doc.data = _Builder(doc, _parser(text), yaml).document()
+    except yaml.MarkedYAMLError as exc:
+        raise _marked(exc, text) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}") from None
     return doc
 
 
-def _marked(exc: Any) -> InputError:
-    from ruamel.yaml.constructor import DuplicateKeyError
+@lru_cache(maxsize=1)
+def _yaml() -> Any:
+    import yaml
 
+    return yaml
+
+
+def _parser(text: str) -> Any:
+    """libyaml's parser when PyYAML was built with it (about 20 times faster), else PyYAML's own."""
+    yaml = _yaml()
+    if getattr(yaml, "__with_libyaml__", False):
+        from yaml.cyaml import CParser
+
+        return CParser(text)
+    return yaml.SafeLoader(text)
+
+
+def _marked(exc: Any, text: str) -> InputError:
+    """A parser error in words, at the place it was found."""
     mark = exc.problem_mark or exc.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    if isinstance(exc, DuplicateKeyError):
-        key = str(exc.problem).split('"')[1] if '"' in str(exc.problem) else "?"
-        first = exc.context_mark.line + 1 if exc.context_mark else "?"
-        return InputError(f'duplicate key "{key}" (the mapping that starts on line {first} already has it); keep one', line, column)
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
-    if "expected a single document" in problem or "expected '<document start>'" in problem:
-        return InputError("the file holds several YAML documents; a manifest is one document", line, column)
-    if "found character '\\t'" in problem or "\t" in problem:
+    lines = text.split("\n")
+    if mark and mark.line < len(lines) and lines[mark.line][mark.column : mark.column + 1] == "\t":
         return InputError("a tab character is used for indentation; YAML needs spaces", line, column)
-    text = f"not valid YAML: {problem}" + (f" ({context})" if context else "")
-    return InputError(text, line, column)
+    if "maximum nesting depth" in problem:
+        return InputError(f"nesting is deeper than {MAX_DEPTH} levels", line, column)
+    return InputError(f"not valid YAML: {problem}" + (f" ({context})" if context else ""), line, column)
 
 
-class _Copier:
-    """Copy ruamel nodes into plain Python, recording positions, within budget."""
+class _Builder:
+    """Plain data from parser events, with positions, within the limits."""
 
-    def __init__(self, doc: Document):
+    def __init__(self, doc: Document, parser: Any, yaml: Any):
         self.doc = doc
+        self.parser = parser
+        self.ev = yaml.events
         self.nodes = 0
+        self.marks: list[tuple[Path_, tuple[int, int]]] = []  # positions in the order they were read
+        # anchor -> (value, size in values, [(relative path, position)])
+        self.anchors: dict[str, tuple[Any, int, list]] = {}
+        self.open_anchors: set[str] = set()
 
-    def copy(self, value: Any, path: Path_, depth: int) -> Any:
+    def document(self) -> Any:
+        self.parser.get_event()  # stream start
+        if self.parser.check_event(self.ev.StreamEndEvent):
+            raise _empty()
+        self.parser.get_event()  # document start
+        value = self.value((), 0)
+        self.parser.get_event()  # document end
+        if not self.parser.check_event(self.ev.StreamEndEvent):
+            mark = self.parser.peek_event().start_mark
+            raise InputError("the file holds several YAML documents; a manifest is one document", mark.line + 1, mark.column + 1)
+        if value is None:
+            raise _empty()
+        return value
+
+    def value(self, path: Path_, depth: int) -> Any:
+        event = self.parser.get_event()
+        line, column = event.start_mark.line + 1, event.start_mark.column + 1
+        if isinstance(event, self.ev.AliasEvent):
+            return self.alias(event.anchor, path, line, column)
         self.nodes += 1
-        line, column = self.doc.position(path)
         if self.nodes > MAX_NODES:
-            raise InputError(f"the document expands to more than {MAX_NODES:,} values (aliases?); refusing", line, column)
+            raise InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
         if depth > MAX_DEPTH:
             raise InputError(f"nesting is deeper than {MAX_DEPTH} levels", line, column)
-        if isinstance(value, dict):
-            return self._mapping(value, path, depth)
-        if isinstance(value, list):
-            out = []
-            for index, item in enumerate(value):
-                self._mark(path + (index,), value.lc.item(index) if hasattr(value, "lc") else None)
-                out.append(self.copy(item, path + (index,), depth + 1))
-            return out
-        if isinstance(value, bool) or value is None:
-            return value
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise InputError(f"{value} is not a finite number; give a real value", line, column, code="SCHEMA")
-            return float(value)
-        if isinstance(value, int):
-            return int(value)
-        if isinstance(value, (dt.date, dt.datetime)):
-            return value.isoformat()
-        return str(value)
+        anchor = event.anchor
+        if anchor is not None:
+            self.open_anchors.add(anchor)
+            first_mark, first_nodes = len(self.marks), self.nodes
+        if isinstance(event, self.ev.ScalarEvent):
+            value = _scalar(event, line, column)
+        elif isinstance(event, self.ev.SequenceStartEvent):
+            _collection_tag(event, "seq", line, column)
+            value = self.sequence(path, depth)
+        else:
+            _collection_tag(event, "map", line, column)
+            value = self.mapping(path, depth, line)
+        if anchor is not None:
+            self.open_anchors.discard(anchor)
+            relative = [(p[len(path):], pos) for p, pos in self.marks[first_mark:] if p[: len(path)] == path]
+            self.anchors[anchor] = (value, self.nodes - first_nodes + 1, relative)
+        return value
 
-    def _mapping(self, value: dict, path: Path_, depth: int) -> dict:
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            name = key if isinstance(key, str) else str(key)
-            child = path + (name,)
-            self._mark(child, value.lc.key(key) if hasattr(value, "lc") else None)
-            if item is None:
-                self.doc.blanks.add(child)
-                continue
-            out[name] = self.copy(item, child, depth + 1)
+    def sequence(self, path: Path_, depth: int) -> list:
+        out: list = []
+        while not self.parser.check_event(self.ev.SequenceEndEvent):
+            mark = self.parser.peek_event().start_mark
+            child = path + (len(out),)
+            self.mark(child, (mark.line + 1, mark.column + 1))
+            out.append(self.value(child, depth + 1))
+        self.parser.get_event()
         return out
 
-    def _mark(self, path: Path_, mark: Any) -> None:
-        if mark is not None:
-            self.doc.positions[path] = (mark[0] + 1, mark[1] + 1)
+    def mapping(self, path: Path_, depth: int, start_line: int) -> dict:
+        out: dict[str, Any] = {}
+        merged: list[dict] = []
+        written: dict[Path_, tuple[int, int]] = {}  # keys spelled out here, over merged ones
+        while not self.parser.check_event(self.ev.MappingEndEvent):
+            key = self.parser.get_event()
+            line, column = key.start_mark.line + 1, key.start_mark.column + 1
+            if not isinstance(key, self.ev.ScalarEvent) or key.anchor is not None:
+                raise InputError("a key must be plain text (no lists, mappings, anchors or aliases as keys)", line, column)
+            if key.value == "<<" and key.tag is None and key.implicit[0]:
+                merged.append(self.merge_source(path, depth))
+                continue
+            name = key.value
+            child = path + (name,)
+            if name in out or child in self.doc.blanks:
+                raise InputError(
+                    f'duplicate key "{name}" (the mapping that starts on line {start_line} already has it); keep one',
+                    line, column,
+                )
+            written[child] = (line, column)
+            self.mark(child, (line, column))
+            item = self.value(child, depth + 1)
+            if item is None:
+                self.doc.blanks.add(child)
+            else:
+                out[name] = item
+        self.parser.get_event()
+        for source in merged:  # keys written in this mapping win over merged ones
+            for name, item in source.items():
+                if name not in out and path + (name,) not in self.doc.blanks:
+                    out[name] = item
+        if merged:
+            self.doc.positions.update(written)
+        return out
+
+    def mark(self, path: Path_, position: tuple[int, int]) -> None:
+        self.doc.positions[path] = position
+        self.marks.append((path, position))
+
+    def merge_source(self, path: Path_, depth: int) -> dict:
+        """The mapping(s) a `<<` key merges in, as one mapping (earlier sources win)."""
+        mark = self.parser.peek_event().start_mark
+        line, column = mark.line + 1, mark.column + 1
+        value = self.value(path, depth + 1)
+        sources = value if isinstance(value, list) else [value]
+        combined: dict = {}
+        for source in sources:
+            if not isinstance(source, dict):
+                raise InputError("`<<` merges mappings only (an alias of a mapping, or a list of them)", line, column)
+            for name, item in source.items():
+                combined.setdefault(name, item)
+        return combined
+
+    def alias(self, name: str, path: Path_, line: int, column: int) -> Any:
+        if name in self.open_anchors:
+            raise InputError(f"the alias *{name} is used inside its own anchor", line, column)
+        if name not in self.anchors:
+            raise InputError(f"the alias *{name} has no anchor &{name} before it", line, column)
+        value, size, relative = self.anchors[name]
+        self.nodes += size
+        if self.nodes > MAX_NODES:
+            raise InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
+        for rel, position in relative:  # findings inside the alias point at the anchored text
+            if path + rel not in self.doc.positions:
+                self.mark(path + rel, position)
+        return _copy(value)
+
+
+def _copy(value: Any) -> Any:
+    """Each use of an alias gets its own copy, so later stages can edit it safely."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _empty() -> InputError:
+    return InputError("the file is empty (or only comments); run `hwlint init` for a starter manifest", code="SCHEMA")
+
+
+def _collection_tag(event: Any, kind: str, line: int, column: int) -> None:
+    if event.tag not in (None, "!", _YAML + kind):
+        raise InputError(f"the tag {event.tag} is not supported; write plain YAML", line, column)
+
+
+def _scalar(event: Any, line: int, column: int) -> Any:
+    text, tag = event.value, event.tag
+    if tag is None and event.implicit[0]:
+        return _plain(text, line, column)
+    if tag in (None, "!", _YAML + "str"):
+        return text
+    typed = {"int": _INT, "float": _FLOAT, "bool": None, "null": _NULL, "timestamp": None}
+    kind = tag[len(_YAML):] if tag.startswith(_YAML) else ""
+    if kind not in typed:
+        raise InputError(f"the tag {tag} is not supported; write plain YAML", line, column)
+    value = _plain(text, line, column)
+    wanted = {"int": int, "float": (int, float), "bool": bool, "null": type(None), "timestamp": str}[kind]
+    if not isinstance(value, wanted) or (kind == "int" and isinstance(value, bool)):
+        raise InputError(f'"{text[:60]}" is not a valid !!{kind}', line, column)
+    return float(value) if kind == "float" else value
+
+
+def _plain(text: str, line: int, column: int) -> Any:
+    """A plain (unquoted) scalar under the YAML 1.2 core schema, plus ISO dates."""
+    if not text:
+        return None
+    if text[0] not in "~nNtTfF-+.0123456789":
+        return text
+    if _NULL.match(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.match(text):
+        return _integer(text, line, column)
+    if _FLOAT.match(text):
+        return _float(text, line, column)
+    if _DATE.match(text) or _DATETIME.match(text):
+        return _timestamp(text, line, column)
+    return text
+
+
+def _integer(text: str, line: int, column: int) -> int:
+    digits = text.replace("_", "")
+    if len(digits) > MAX_DIGITS:
+        raise InputError(f"a number with {len(digits):,} digits is out of range", line, column, code="SCHEMA")
+    sign = -1 if digits[0] == "-" else 1
+    digits = digits.lstrip("+-")
+    base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2], 10)
+    return sign * int(digits[2:] if base != 10 else digits, base)
+
+
+def _float(text: str, line: int, column: int) -> float:
+    lowered = text.replace("_", "").lower()
+    if "inf" in lowered or "nan" in lowered or len(lowered) > MAX_DIGITS or not math.isfinite(float(lowered)):
+        raise InputError(f"{text[:60]} is not a finite number in range; give a real value", line, column, code="SCHEMA")
+    return float(lowered)
+
+
+def _timestamp(text: str, line: int, column: int) -> str:
+    try:
+        if _DATE.match(text):
+            year, month, day = (int(part) for part in text.split("-"))
+            return dt.date(year, month, day).isoformat()
+        y, mo, d, h, mi, s, fraction, zone = _DATETIME.match(text).groups()  # type: ignore[union-attr]
+        tz = None
+        if zone:
+            hours, _, minutes = zone.lstrip("Z+-").partition(":")
+            offset = dt.timedelta(hours=int(hours or 0), minutes=int(minutes or 0))
+            tz = dt.timezone(-offset if zone.startswith("-") else offset)
+        micro = int((fraction or "").ljust(6, "0")[:6])
+        return dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, tzinfo=tz).isoformat()
+    except ValueError as exc:
+        raise InputError(f"{text} is not a valid date ({exc})", line, column, code="SCHEMA") from None

@@ -48,6 +48,8 @@ def describe(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return f"{value:.3g}"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -103,7 +105,11 @@ def _explain(error: Any) -> list[tuple[tuple, str]]:
         }[kind]
         return [(path, f"{where} is {describe(value)}; it must be {relation} {error.validator_value:g}")]
     if kind in ("minItems", "maxItems", "minLength", "maxLength"):
-        return [(path, f"{where}: {error.message}")]
+        # jsonschema's own message repeats the whole value, which may be megabytes long
+        unit = "items" if kind.endswith("Items") else "characters"
+        relation = "at least" if kind.startswith("min") else "at most"
+        return [(path, f"{where} has {len(value):,} {unit}; it must have {relation} {error.validator_value:,}")]
     if kind == "pattern":
         return [(path, f"{where} is {describe(value)}, which does not match the expected form {error.validator_value}")]
-    return [(path, f"{where}: {error.message}")]
+    message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
+    return [(path, f"{where}: {message}")]
