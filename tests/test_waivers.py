@@ -143,3 +143,11 @@ def test_a_not_waivable_rule_rejects_its_waiver_clearly(hwlint, manifest):
 def test_a_waiver_of_an_unknown_rule_suggests_the_closest(hwlint, manifest):
     found = lines(hwlint("check", manifest(waiver("GPU092"))))
     assert "GPU092" in found["WVR002"][0]["text"] and "did you mean GPU002?" in found["WVR002"][0]["text"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "sarif", "github"])
+def test_a_waived_failure_is_shown_with_its_reason_in_every_format(hwlint, manifest, fmt):
+    run = hwlint("check", manifest(waiver("GPU002", reason="fp16 with loss scaling, by memo 7")), "--select", "GPU002",
+                 "--format", fmt)
+    assert run.code == 0, run.err
+    assert "GPU002" in run.out and "loss scaling, by memo 7" in run.out and "Ada Lovelace" in run.out
