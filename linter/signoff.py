@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .loader import Document, decode, load_text, read_bytes
+from .loader import Document, InputError, decode, load_text, read_bytes
 from .results import Result
 
 DEFAULT_ROLES = ("technical lead", "facilities", "finance")
@@ -264,7 +264,11 @@ def record_signoff(path: str, role: str, name: str, rule_pack: str, today: dt.da
     else:
         records[at] = record
     updated = splice(text, records)
-    _same_content(doc.data, load_text(updated, path).data, records)
+    try:
+        after = load_text(updated, path).data
+    except InputError:
+        after = {}
+    _same_content(doc.data, after, records)
     bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
     atomic_write(path, (bom + updated).encode("utf-8"))
     return record
@@ -286,22 +290,22 @@ def splice(text: str, records: list[dict[str, Any]]) -> str:
     if not hasattr(tree, "lc") or not isinstance(tree, dict) or tree.fa.flow_style():
         raise SignoffError("the manifest is not a block-style mapping (`key: value` lines), so the sign-off "
                            "cannot be added without rewriting it")
+    if any(tree.lc.key(k)[1] != 0 for k in tree):
+        raise SignoffError("the manifest's top-level keys are indented; start them at the beginning of the line")
     block = _render(records).replace("\n", newline)
     if SECTION in tree:
         start = tree.lc.key(SECTION)[0]
-        if tree.lc.key(SECTION)[1] != 0:
-            raise SignoffError("the signoffs: key is indented; move it to the start of its line")
         end = min((tree.lc.key(k)[0] for k in tree if tree.lc.key(k)[0] > start), default=len(lines))
         while end > start + 1 and _outside(lines[end - 1]):
             end -= 1
         return "".join(lines[:start]) + block + "".join(lines[end:])
-    end = len(lines)
-    while end > 0 and lines[end - 1].strip() in ("", "..."):
-        end -= 1
+    end = next((i for i, line in enumerate(lines) if line.rstrip("\r\n") == "..."), len(lines))  # document end
     head = "".join(lines[:end])
-    if head and not head.endswith(("\n", "\r")):
+    if not head.endswith(("\n", "\r")):
         head += newline
-    return head + newline + block + "".join(lines[end:])
+    if lines[:end] and lines[end - 1].strip():
+        head += newline
+    return head + block + "".join(lines[end:])
 
 
 def _outside(line: str) -> bool:
@@ -343,7 +347,7 @@ def _same_content(before: dict[str, Any], after: dict[str, Any], records: list[d
 
 def atomic_write(path: str, data: bytes) -> None:
     """Write through a temporary file in the same folder and rename it over `path`."""
-    target = Path(path)
+    target = Path(os.path.realpath(path))  # through a symlink: replace the file, keep the link
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent) or ".")
     try:

@@ -120,6 +120,30 @@ def test_signoff_section_in_the_middle_is_rewritten_in_place(hwlint, tmp_path):
     assert after.count("signoffs:") == 1 and after.count("- role: ") == 2
 
 
+def test_the_section_goes_before_a_document_end_marker(hwlint, tmp_path):
+    path = tmp_path / "m.hw.yaml"
+    path.write_text("---\n" + TRICKY + "\n...\n# notes after the document\n")
+    assert hwlint("signoff", path, "--role", "finance", "--name", "Ada").code == 0
+    text = path.read_text()
+    assert text.endswith("\n...\n# notes after the document\n") and text.index("signoffs:") < text.index("\n...\n")
+    assert verify_lines(hwlint("verify", path))["finance"] == "valid"
+
+
+def test_signing_through_a_symlink_keeps_the_link(hwlint, good):
+    link = good.parent / "link.hw.yaml"
+    link.symlink_to(good.name)
+    assert hwlint("signoff", link, "--role", "finance", "--name", "Ada").code == 0
+    assert link.is_symlink() and "role: finance" in good.read_text()
+
+
+def test_indented_top_level_keys_are_refused_clearly(hwlint, tmp_path):
+    path = tmp_path / "m.hw.yaml"
+    path.write_text("".join("  " + line for line in TRICKY.splitlines(keepends=True)) + "\n")
+    before = path.read_bytes()
+    run = hwlint("signoff", path, "--role", "finance", "--name", "Ada")
+    assert run.code == 2 and "top-level keys are indented" in run.err and path.read_bytes() == before
+
+
 def test_signing_again_replaces_that_roles_record(hwlint, good):
     sign_all(hwlint, good, ("finance",))
     assert hwlint("signoff", good, "--role", "finance", "--name", "Someone Else").code == 0
