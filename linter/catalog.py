@@ -58,13 +58,12 @@ def _norm(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
-    from ruamel.yaml import YAML
+    from .loader import load_file
 
-    yaml = YAML(typ="safe", pure=True)
     catalog = Catalog()
     folder = data_dir("catalog")
     for path in sorted(folder.glob("*.yaml")):
-        content = yaml.load(path.read_text(encoding="utf-8")) or {}
+        content = load_file(str(path)).data  # the manifest's own loader: fast, same scalars
         for kind in ("gpus", "nics", "switches", "systems"):
             for entry in content.get(kind, []):
                 entry["as_of"] = str(entry.get("as_of", ""))

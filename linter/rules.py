@@ -132,12 +132,19 @@ def environment() -> Any:
 
 
 def _yaml_safe(path: Path) -> Any:
-    from ruamel.yaml import YAML
-
-    return YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    return load_file(str(path)).data
 
 
 def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
+    """The built-in rules (unless `builtin` is false) plus the rule folders in `extra`;
+    served from the pack cache (linter.packcache) when no file it depends on changed."""
+    from .packcache import cached
+
+    folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
+    return cached(lambda: _build_pack(extra, builtin), folders, data_dir("schemas"))
+
+
+def _build_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
     folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
     base = data_dir("rules")
     pack = RulePack(
@@ -191,6 +198,8 @@ def _load_file(path: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
 def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
     from jinja2 import TemplateSyntaxError
 
+    from .sandbox import compile_source
+
     env = environment()
     before = len(problems)
 
@@ -203,7 +212,7 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
         source = getattr(spec, key)
         try:
             ast = env.parse(source if kind == "tmpl" else "{{ " + source + " }}")
-            compiled[key] = env.compile_expression(source, undefined_to_none=False) if kind == "expr" else env.from_string(source)
+            compiled[key] = compile_source(env, source, kind)
         except TemplateSyntaxError as exc:
             problems.append(f"{where(key)}: {key} is not a valid expression: {exc.message}")
             continue

@@ -188,6 +188,35 @@ class RuleEnvironment(SandboxedEnvironment):
         return left * right
 
 
+def compile_source(env: RuleEnvironment, source: str, kind: str) -> Any:
+    """`kind` "expr": a callable expression (like `env.compile_expression`, undefined kept);
+    "tmpl": a template. The Python code Jinja generated is kept on the result as
+    `hwlint_code`, so a loaded rule pack can be cached without compiling again."""
+    if kind == "expr":
+        from jinja2.exceptions import TemplateSyntaxError
+        from jinja2.parser import Parser
+
+        parser = Parser(env, source, state="variable")
+        expr = parser.parse_expression()
+        if not parser.stream.eos:
+            raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno, None, None)
+        expr.set_environment(env)
+        code = env.compile(nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)], lineno=1))
+    else:
+        code = env.compile(source)
+    return from_code(env, code, kind)
+
+
+def from_code(env: RuleEnvironment, code: Any, kind: str) -> Any:
+    """The expression or template that `compile_source` made, rebuilt from its code."""
+    from jinja2.environment import TemplateExpression
+
+    template = env.template_class.from_code(env, code, env.make_globals(None))
+    compiled = TemplateExpression(template, undefined_to_none=False) if kind == "expr" else template
+    compiled.hwlint_code = code
+    return compiled
+
+
 def references(template_ast: nodes.Node) -> list[tuple[str, tuple, int]]:
     """Attribute chains rooted at `manifest`, `pool` or `facts`: (root, path, lineno)."""
     found = []

@@ -1,0 +1,127 @@
+"""A disk cache of loaded rule packs: a check should not compile ~250 Jinja templates.
+
+Loading a pack parses every rule file, checks it against the rule schema and compiles
+each expression and template in the sandbox; that is most of a one-manifest check. The
+loaded `RulePack` is pickled under a key that covers everything it is built from:
+
+- the bytes of every file in the rule folders and in `schemas/` (content, not mtime),
+- the folders as given and as resolved (rule file names appear in messages),
+- hwlint's own code (size and mtime of each module) and the Python, Jinja2 and pydantic
+  versions, since the cached templates are compiled Python code.
+
+Templates are stored as the code the sandboxed environment generated (`marshal`) and
+rebuilt in that same environment, so a cached rule runs exactly as a fresh one. Only
+packs that loaded without errors are stored. Any cache that cannot be read, written or
+unpickled is ignored and rebuilt.
+
+Trust: the cache holds executable code, like `__pycache__`. It lives in
+`$HWLINT_CACHE_DIR`, else `$XDG_CACHE_HOME/hwlint`, else `~/.cache/hwlint`; keep it no
+more writable than the Python installation. `HWLINT_CACHE=off` disables it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import marshal
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+KEEP = 8  # cached packs kept; older ones are removed when a new one is written
+_LINTER = Path(__file__).resolve().parent
+
+
+def directory() -> Path | None:
+    if os.environ.get("HWLINT_CACHE", "").lower() in ("0", "off", "no", "false"):
+        return None
+    if os.environ.get("HWLINT_CACHE_DIR"):
+        return Path(os.environ["HWLINT_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hwlint"
+
+
+def cached(build: Callable[[], Any], folders: list[Path], schemas: Path) -> Any:
+    """`build()`'s pack, from the cache when nothing it depends on has changed."""
+    where = directory()
+    if where is None:
+        return build()
+    try:
+        path = where / f"pack-{_key(folders, schemas)}.pickle"
+    except OSError:  # a folder vanished or cannot be listed: let build() report it
+        return build()
+    pack = _read(path)
+    if pack is None:
+        pack = build()
+        _write(path, pack)
+    return pack
+
+
+def _key(folders: list[Path], schemas: Path) -> str:
+    import jinja2
+    import pydantic
+
+    digest = hashlib.sha256()
+    digest.update(repr((sys.version, jinja2.__version__, pydantic.VERSION)).encode())
+    for module in sorted(_LINTER.rglob("*.py")):
+        stat = module.stat()
+        digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    for folder in [*folders, schemas]:
+        digest.update(f"folder\0{folder}\0{folder.resolve()}\n".encode())
+        if not folder.is_dir():
+            continue
+        for item in sorted(folder.iterdir()):
+            if item.is_file():
+                content = item.read_bytes()
+                digest.update(f"{item.name}\0{len(content)}\0".encode() + content)
+    return digest.hexdigest()[:32]
+
+
+class _Pickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> Any:
+        code = getattr(obj, "hwlint_code", None)
+        if code is None:
+            return None
+        kind = "tmpl" if hasattr(obj, "render") else "expr"
+        return ("jinja", kind, marshal.dumps(code))
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        from .rules import environment
+        from .sandbox import from_code
+
+        tag, kind, code = pid
+        if tag != "jinja":
+            raise pickle.UnpicklingError(f"unknown object {tag!r}")
+        return from_code(environment(), marshal.loads(code), kind)
+
+
+def _read(path: Path) -> Any:
+    try:
+        with path.open("rb") as handle:
+            return _Unpickler(handle).load()
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - a stale or damaged cache is only rebuilt
+        return None
+
+
+def _write(path: Path, pack: Any) -> None:
+    buffer = io.BytesIO()
+    try:
+        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(pack)
+    except Exception:  # noqa: BLE001 - something in the pack cannot be stored: no cache
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_bytes(buffer.getvalue())
+        os.replace(temporary, path)
+        old = sorted(path.parent.glob("pack-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in old[KEEP:]:
+            stale.unlink(missing_ok=True)
+    except OSError:
+        return
