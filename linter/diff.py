@@ -20,8 +20,8 @@ from typing import Any
 from .facts import Unknown
 from .loader import MAX_BYTES, InputError, decode, load_text
 from .numbers import num
-from .results import Result, file_finding
-from .review import Review, review_document
+from .results import Result
+from .review import Review, not_loaded, review_document
 
 # (key, label, unit, facts path); every figure is a number the budget table also shows
 BUDGET: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
@@ -119,9 +119,7 @@ def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: A
             raise InputError(f"the base version is {len(raw):,} bytes; manifests are limited to {MAX_BYTES:,} bytes", code="IO")
         doc = load_text(decode(raw), path)
     except InputError as exc:
-        review = Review(file=path, unreadable=exc.code in ("YAML", "IO"))
-        review.results.append(file_finding(exc.code, exc.message, path, exc.line, exc.column))
-        return review
+        return not_loaded(path, exc)
     doc.raw = raw
     return review_document(doc, pack, tier, selected)
 

@@ -57,10 +57,15 @@ def review_file(path: str, pack: RulePack, tier: str | None = None, selected: An
     try:
         doc = load_file(path)
     except InputError as exc:
-        review = Review(file=path, unreadable=exc.code in ("YAML", "IO"))
-        review.results.append(file_finding(exc.code, exc.message, path, exc.line, exc.column))
-        return review
+        return not_loaded(path, exc)
     return review_document(doc, pack, tier, selected)
+
+
+def not_loaded(path: str, exc: InputError) -> Review:
+    """The review of a file that could not be loaded: one finding saying why."""
+    review = Review(file=path, unreadable=exc.code in ("YAML", "IO"))
+    review.results.append(file_finding(exc.code, exc.message, path, exc.line, exc.column))
+    return review
 
 
 def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None) -> Review:

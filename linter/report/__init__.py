@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from importlib import import_module
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 # format name -> "module:function"; imported only when that format is asked for
 REGISTRY: dict[str, str] = {
@@ -27,6 +27,12 @@ REGISTRY: dict[str, str] = {
 #   pack        the RulePack (rules, references, folders)
 #   references  pack.references;  rule_count  len(pack.rules)
 #   verbose     --verbose;        changes     [diff.Changes] when --base was given, else None
+
+
+def reported(reviews: list[Any]) -> Iterator[Any]:
+    """The results that machine formats (SARIF, GitHub) report: failures and waived failures."""
+    for review in reviews:
+        yield from (r for r in review.results if r.status in ("fail", "waived"))
 
 
 def reporter(name: str) -> Callable[..., str]:

@@ -12,6 +12,7 @@ separate properties). Rule-pack errors are annotations without a file.
 from __future__ import annotations
 
 from ..review import Review
+from . import reported
 from .location import repo_relative
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -32,17 +33,15 @@ def annotation(kind: str, message: str, **properties: object) -> str:
 
 def render(reviews: list[Review]) -> str:
     lines = []
-    for review in reviews:
-        for r in review.results:
-            if r.status not in ("fail", "waived"):
-                continue
+    for r in reported(reviews):
+        if r.status == "waived":  # shown, with its waiver, but only as a notice
+            kind, label, message = "notice", "waived", f"{r.message}\n\nWaiver: {r.reason}"
+        else:
+            kind, label = COMMAND[r.severity], r.severity
             message = f"{r.message}\n\nFix: {r.fix}" if r.fix else r.message
-            kind, label = (COMMAND[r.severity], r.severity) if r.status == "fail" else ("notice", "waived")
-            if r.status == "waived":  # shown, with its waiver, but only as a notice
-                message = f"{r.message}\n\nWaiver: {r.reason}"
-            lines.append(annotation(
-                kind, message or r.title,
-                file=repo_relative(r.file), line=r.line, col=r.column, title=f"hwlint {r.rule_id} ({label})",
-            ))
-        lines += [annotation("error", error, title="hwlint rule pack") for error in review.rule_errors]
+        lines.append(annotation(
+            kind, message or r.title,
+            file=repo_relative(r.file), line=r.line, col=r.column, title=f"hwlint {r.rule_id} ({label})",
+        ))
+    lines += [annotation("error", error, title="hwlint rule pack") for review in reviews for error in review.rule_errors]
     return "".join(line + "\n" for line in lines)

@@ -26,6 +26,7 @@ from ..diff import key
 from ..results import LAYERS, Result
 from ..review import Review
 from ..rules import Rule, RulePack, pack_digest
+from . import reported
 from .json import finite
 from .location import repo_relative
 
@@ -118,14 +119,11 @@ def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
     rules = [_descriptor(rule, pack.references) for rule in pack.rules]
     index = {d["id"]: i for i, d in enumerate(rules)}
     results = []
-    for review in reviews:
-        for r in review.results:
-            if r.status not in ("fail", "waived"):
-                continue
-            if r.rule_id not in index:
-                index[r.rule_id] = len(rules)
-                rules.append(_extra_descriptor(r))
-            results.append(_result(r, index[r.rule_id]))
+    for r in reported(reviews):
+        if r.rule_id not in index:
+            index[r.rule_id] = len(rules)
+            rules.append(_extra_descriptor(r))
+        results.append(_result(r, index[r.rule_id]))
     errors = [e for review in reviews for e in review.rule_errors]
     return {
         "$schema": SCHEMA_URI,
