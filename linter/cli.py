@@ -115,7 +115,7 @@ def review_options(command: Any) -> Any:
                      help="write the report (each --format given without :PATH) to this file"),
         click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=FORMAT_HELP),
     ]
-    for option in options:
+    for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
         command = option(command)
     return command
 
