@@ -111,9 +111,8 @@ def test_each_status_in_the_sources_words_with_what_backs_it(hwlint, tmp_path):
     assert details[1].startswith("Action: ask the facility")
 
 
-RULES = """\
-rules:
-  - id: BUY901
+PRICE_RULE = """\
+  - id: {id}
     title: The electricity price is known
     severity: info
     tiers: all
@@ -122,17 +121,9 @@ rules:
     fix: "Give the price."
     cite: [seed-hardware-layers]
     at: facility
-  - id: BUY902
-    title: The electricity price is known (with a hint)
-    severity: info
-    tiers: all
-    require: "manifest.facility.electricity_price_per_kwh >= 0"
-    message: "no price"
-    fix: "Give the price."
-    cite: [seed-hardware-layers]
-    at: facility
-    confirm: Ring the landlord for the tariff sheet.
 """
+RULES = ("rules:\n" + PRICE_RULE.format(id="BUY901")
+         + PRICE_RULE.format(id="BUY902") + "    confirm: Ring the landlord for the tariff sheet.\n")
 
 
 def test_pending_actions_come_from_the_missing_fields_or_the_rules_hint(hwlint, tmp_path):
