@@ -128,6 +128,10 @@ def load_text(text: str, path: str = "<string>") -> Document:
         doc.data = _Builder(doc, _parser(text), yaml).document()
     except yaml.MarkedYAMLError as exc:
         raise _marked(exc, text) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise InputError(f"the control character U+{exc.character:04X} is not allowed in YAML; remove it", line, column) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}") from None
     return doc
@@ -312,7 +316,12 @@ def _empty() -> InputError:
 
 def _collection_tag(event: Any, kind: str, line: int, column: int) -> None:
     if event.tag not in (None, "!", _YAML + kind):
-        raise InputError(f"the tag {event.tag} is not supported; write plain YAML", line, column)
+        raise _unsupported(event.tag, line, column)
+
+
+def _unsupported(tag: str, line: int, column: int) -> InputError:
+    shown = "!!" + tag[len(_YAML):] if tag.startswith(_YAML) else tag
+    return InputError(f"the tag {shown} is not supported; write plain YAML", line, column)
 
 
 def _scalar(event: Any, line: int, column: int) -> Any:
@@ -324,7 +333,7 @@ def _scalar(event: Any, line: int, column: int) -> Any:
     typed = {"int": _INT, "float": _FLOAT, "bool": None, "null": _NULL, "timestamp": None}
     kind = tag[len(_YAML):] if tag.startswith(_YAML) else ""
     if kind not in typed:
-        raise InputError(f"the tag {tag} is not supported; write plain YAML", line, column)
+        raise _unsupported(tag, line, column)
     value = _plain(text, line, column)
     wanted = {"int": int, "float": (int, float), "bool": bool, "null": type(None), "timestamp": str}[kind]
     if not isinstance(value, wanted) or (kind == "int" and isinstance(value, bool)):
