@@ -168,8 +168,6 @@ def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -
 
 
 def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str) -> Result:
-    from jinja2.exceptions import SecurityError, TemplateError
-
     from .sandbox import Missing, MissingData, Recorder, wrap
 
     spec = rule.spec
@@ -188,7 +186,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
     def locate() -> None:
         try:
             result.path = rule.at.render(**scope).strip()
-        except (MissingData, TemplateError, SecurityError):
+        except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
             result.path = spec.at.split("{")[0].rstrip(".[")
         result.line, result.column = doc.position(undotted(result.path) if result.path else ())
 
@@ -217,7 +215,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         result.missing = sorted(set(exc.needs))
         result.reason = "needs " + ", ".join(result.missing)
         result.facts = _plain(recorder)
-    except (SecurityError, TemplateError, ArithmeticError, TypeError, ValueError, RecursionError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
         result.reason = f"rule error: {type(exc).__name__}: {exc}"
     return result

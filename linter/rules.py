@@ -198,7 +198,7 @@ def _load_file(path: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
 def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
     from jinja2 import TemplateSyntaxError
 
-    from .sandbox import compile_source
+    from .sandbox import check_template, compile_source
 
     env = environment()
     before = len(problems)
@@ -216,10 +216,14 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
         except TemplateSyntaxError as exc:
             problems.append(f"{where(key)}: {key} is not a valid expression: {exc.message}")
             continue
+        except RecursionError:
+            problems.append(f"{where(key)}: {key} is nested too deeply to compile")
+            continue
         for root, path, _ in _references(ast):
             problem = check_reference(root, path)
             if problem:
                 problems.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
+        problems.extend(f"{where(key)}: {key} {problem}" for problem in check_template(ast, env))
     for ref in spec.cite:
         if ref not in pack.references:
             problems.append(f"{where('cite')}: cites \"{ref}\", which is not in rules/references.yaml"

@@ -4,27 +4,76 @@ Rules see two names, `manifest` (the resolved manifest) and `facts` (derived val
 wrapped in `Scope` objects that expose data keys only, never Python attributes, and that
 record every leaf value a rule reads (the "facts used" of its result). Reading a value
 the manifest does not give raises `MissingData` naming the manifest path, which the engine
-turns into a *pending* result. Arithmetic that could blow up (`**`, `*` on strings and
-lists, `range`) is bounded.
+turns into a *pending* result.
+
+Rules come from files a pull request can change, so they are treated as hostile:
+
+- at load (`check_template`): no attribute or key starting with `_`, no names but
+  `manifest`, `pool`, `facts`, the globals below and the template's own loop and `set`
+  variables, no macros, includes, imports, block `set`s, filter blocks or `~`;
+- while running: only an allowlist of filters and of read-only text, list and dict methods;
+  lists and dicts cannot be changed; `**`, `*`, `+`, `%`, `range`, `join`, `replace` and
+  `format` are refused before they would build a number over MAX_INT_BITS bits or a text
+  or list over MAX_TEXT / MAX_SEQUENCE items; a rendered text stops at MAX_TEXT
+  characters; one expression or template may run for TIME_BUDGET seconds (a SIGALRM
+  timer, on Unix in the main thread) and is then stopped.
+
+Every refusal is a SecurityError with a plain message; the engine reports it as that
+rule's error and goes on with the other rules.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import re
+import signal
+import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
-from jinja2 import StrictUndefined, nodes
+from jinja2 import StrictUndefined, nodes, pass_eval_context
+from jinja2.environment import Template, TemplateExpression
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.filters import do_format, do_join, do_replace
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .facts import Unknown
 from .numbers import num
 
-MAX_POWER_EXPONENT = 64
-MAX_SEQUENCE = 10_000
+MAX_SEQUENCE = 10_000  # items a `*` may repeat a text or list to
 MAX_RANGE = 10_000
+MAX_TEXT = 100_000  # characters of any text a rule builds or renders
+MAX_INT_BITS = 4_096  # about 1,200 decimal digits
+MAX_FORMAT_WIDTH = 100
+TIME_BUDGET = 2.0  # seconds one expression or template may run
+
+# Filters a rule may use (Jinja's own, minus those that build unbounded text or reach
+# attributes directly); `join`, `replace` and `format` are replaced by bounded versions.
+FILTERS = (
+    "abs", "capitalize", "count", "d", "default", "dictsort", "first", "float", "groupby", "int",
+    "items", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
+    "reverse", "round", "select", "selectattr", "sort", "string", "sum", "title", "trim",
+    "truncate", "unique", "upper", "wordcount",
+)
+# Methods a rule may call on text, numbers, lists and mappings: all read-only.
+METHODS = frozenset((
+    "lower", "upper", "title", "capitalize", "casefold", "strip", "lstrip", "rstrip", "startswith",
+    "endswith", "split", "rsplit", "splitlines", "partition", "rpartition", "count", "find", "rfind",
+    "index", "rindex", "isdigit", "isalpha", "isalnum", "isspace", "islower", "isupper", "isnumeric",
+    "isdecimal", "removeprefix", "removesuffix", "get", "keys", "values", "items", "is_integer",
+    "bit_length",
+))
+# Template constructs rules may not use: they can recurse, read other files or build text
+# outside the output bound.
+FORBIDDEN = {
+    nodes.Macro: "macros", nodes.CallBlock: "call blocks", nodes.Include: "include",
+    nodes.Import: "import", nodes.FromImport: "import", nodes.Extends: "extends",
+    nodes.Block: "blocks", nodes.AssignBlock: "block set", nodes.FilterBlock: "filter blocks",
+    nodes.Concat: "the ~ operator",
+}
+ROOTS = ("manifest", "pool", "facts")
 
 
 class MissingData(Exception):
@@ -148,8 +197,141 @@ def _safe_range(*args: int) -> range:
     return r
 
 
-class RuleEnvironment(SandboxedEnvironment):
-    intercepted_binops = frozenset(["**", "*"])
+class RuleTimeout(SecurityError):
+    """A rule ran longer than TIME_BUDGET."""
+
+
+class _Budget(threading.local):
+    armed = False
+
+
+_budget = _Budget()
+_alarm_installed = False
+
+
+def _expire(signum: int, frame: Any) -> None:
+    if _budget.armed:
+        _budget.armed = False
+        raise RuleTimeout(f"the rule ran for more than {TIME_BUDGET:g} s and was stopped")
+
+
+@contextmanager
+def time_budget(seconds: float = TIME_BUDGET) -> Iterator[None]:
+    """Stop the code inside after `seconds` with RuleTimeout. Needs SIGALRM and the main
+    thread; left off when the host program uses SIGALRM itself. Not re-entrant: an inner
+    budget inside an outer one does nothing."""
+    global _alarm_installed
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable or _budget.armed:
+        yield
+        return
+    if not _alarm_installed:
+        if signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
+            yield
+            return
+        signal.signal(signal.SIGALRM, _expire)
+        _alarm_installed = True
+    elif signal.getsignal(signal.SIGALRM) is not _expire:
+        yield
+        return
+    _budget.armed = True
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        _budget.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+class BoundedTemplate(Template):
+    """A template whose rendering stops at MAX_TEXT characters and TIME_BUDGET seconds."""
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        context = self.new_context(dict(*args, **kwargs))
+        parts: list[str] = []
+        size = 0
+        with time_budget():
+            for part in self.root_render_func(context):
+                size += len(part)
+                if size > MAX_TEXT:
+                    raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
+                parts.append(part)
+        return "".join(parts)
+
+
+class BoundedExpression(TemplateExpression):
+    """An expression that stops after TIME_BUDGET seconds."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with time_budget():
+            return super().__call__(*args, **kwargs)
+
+
+def _refuse_long(value: Any, what: str) -> Any:
+    if isinstance(value, (str, list, tuple)) and len(value) > MAX_TEXT:
+        raise SecurityError(f"{what} of {len(value):,} items is over the limit of {MAX_TEXT:,}")
+    return value
+
+
+def _check_format(fmt: Any) -> None:
+    if not isinstance(fmt, str):
+        return
+    for width, precision in re.findall(r"%[-+ #0]*(\*|[0-9]+)?(?:\.(\*|[0-9]+))?", fmt):
+        for number in (width, precision):
+            if number == "*" or (number and int(number) > MAX_FORMAT_WIDTH):
+                raise SecurityError(f"a format width or precision of {number} is over the limit of {MAX_FORMAT_WIDTH}")
+
+
+def _bounded_format(value: Any, *args: Any, **kwargs: Any) -> str:
+    _check_format(value)
+    return _refuse_long(do_format(value, *args, **kwargs), "formatted text")
+
+
+@pass_eval_context
+def _bounded_join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
+    items = list(value)
+    if len(items) > MAX_SEQUENCE:
+        raise SecurityError(f"joining {len(items):,} items is over the limit of {MAX_SEQUENCE:,}")
+    if attribute is None and sum(len(str(i)) for i in items) + len(str(d)) * max(len(items) - 1, 0) > MAX_TEXT:
+        raise SecurityError(f"the joined text would be over the limit of {MAX_TEXT:,} characters")
+    return _refuse_long(do_join(eval_ctx, items, d, attribute), "joined text")
+
+
+@pass_eval_context
+def _bounded_replace(eval_ctx: Any, s: Any, old: str, new: str, count: int | None = None) -> str:
+    text = str(s)
+    hits = text.count(old) if old else len(text) + 1
+    if count is not None:
+        hits = min(hits, max(count, 0))
+    if len(text) + hits * (len(new) - len(old)) > MAX_TEXT:
+        raise SecurityError(f"the replaced text would be over the limit of {MAX_TEXT:,} characters")
+    return do_replace(eval_ctx, s, old, new, count)
+
+
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    sequence = (str, list, tuple)
+    numbers = isinstance(left, int) and isinstance(right, int)
+    if operator == "**":  # floats overflow with an error of their own; whole numbers grow
+        if numbers and right > 0 and abs(left) > 1 and abs(left).bit_length() * right > MAX_INT_BITS:
+            raise SecurityError(f"a number of about {abs(left).bit_length() * right:,} bits is over the limit of {MAX_INT_BITS:,}")
+    elif operator == "*":
+        if isinstance(left, sequence) or isinstance(right, sequence):
+            count = right if isinstance(left, sequence) else left
+            base = left if isinstance(left, sequence) else right
+            if isinstance(count, int) and len(base) * count > MAX_SEQUENCE:
+                raise SecurityError(f"a sequence of {len(base) * count:,} items is over the limit of {MAX_SEQUENCE:,}")
+        elif numbers and abs(left).bit_length() + abs(right).bit_length() > MAX_INT_BITS:
+            raise SecurityError(f"a number of about {abs(left).bit_length() + abs(right).bit_length():,} bits is over the limit of {MAX_INT_BITS:,}")
+    elif operator == "+" and isinstance(left, sequence) and isinstance(right, sequence):
+        if len(left) + len(right) > MAX_TEXT:
+            raise SecurityError(f"a sequence of {len(left) + len(right):,} items is over the limit of {MAX_TEXT:,}")
+    elif operator == "%" and isinstance(left, str):
+        _check_format(left)
+
+
+class RuleEnvironment(ImmutableSandboxedEnvironment):
+    intercepted_binops = frozenset(["**", "*", "+", "%"])
+    template_class = BoundedTemplate
 
     def __init__(self) -> None:
         super().__init__(undefined=Missing, autoescape=False, keep_trailing_newline=False)
@@ -161,7 +343,8 @@ class RuleEnvironment(SandboxedEnvironment):
             "days_between": _days_between,
             "add_days": _add_days,
         }
-        self.filters["num"] = num
+        self.filters = {name: self.filters[name] for name in FILTERS}
+        self.filters.update(num=num, join=_bounded_join, replace=_bounded_replace, format=_bounded_format)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Scope):
@@ -175,17 +358,44 @@ class RuleEnvironment(SandboxedEnvironment):
             return obj.lookup(argument)
         return super().getitem(obj, argument)
 
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        # Jinja would hand back an Undefined, which here would read as *pending* data.
+        raise SecurityError(f"{type(obj).__name__}.{attribute} is not available to rules (read-only data only)")
+
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**":
-            if isinstance(right, (int, float)) and abs(right) > MAX_POWER_EXPONENT:
-                raise SecurityError(f"exponent {right} is over the limit of {MAX_POWER_EXPONENT}")
-            return left**right
-        if isinstance(left, (str, list, tuple)) or isinstance(right, (str, list, tuple)):
-            count = right if isinstance(left, (str, list, tuple)) else left
-            base = left if isinstance(left, (str, list, tuple)) else right
-            if isinstance(count, int) and len(base) * count > MAX_SEQUENCE:
-                raise SecurityError(f"a sequence of {len(base) * count:,} items is over the limit of {MAX_SEQUENCE:,}")
-        return left * right
+        _check_binop(operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
+        allowed = (
+            isinstance(__obj, Missing)
+            or any(__obj is f for f in __self.globals.values())
+            or (type(__obj).__name__ == "builtin_function_or_method"
+                and isinstance(getattr(__obj, "__self__", None), (str, int, float, list, tuple, dict))
+                and __obj.__name__ in METHODS)
+        )
+        if not allowed:
+            name = getattr(__obj, "__name__", type(__obj).__name__)
+            raise SecurityError(f"{name}() cannot be called in a rule; rules may call {', '.join(__self.globals)} and read-only methods")
+        return _refuse_long(super().call(__context, __obj, *args, **kwargs), "a result")
+
+
+def check_template(ast: nodes.Template, env: RuleEnvironment) -> list[str]:
+    """What a rule's expression or template may not do, found before it ever runs."""
+    problems = []
+    for node in ast.find_all(tuple(FORBIDDEN)):
+        problems.append(f"uses {FORBIDDEN[type(node)]} (line {node.lineno}), which rules may not use")
+    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+        name = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
+        if isinstance(name, str) and name.startswith("_"):
+            problems.append(f"reads the attribute {name}; rules read manifest data, not Python internals")
+    local = {n.name for n in ast.find_all(nodes.Name) if n.ctx in ("store", "param")} | {"loop"}
+    known = set(ROOTS) | set(env.globals) | local
+    for node in ast.find_all(nodes.Name):
+        if node.ctx == "load" and node.name not in known:
+            problems.append(f"uses the name {node.name}, which is not defined; rules see {', '.join(ROOTS)} "
+                            f"and the functions {', '.join(env.globals)}")
+    return sorted(set(problems))
 
 
 def compile_source(env: RuleEnvironment, source: str, kind: str) -> Any:
@@ -209,10 +419,8 @@ def compile_source(env: RuleEnvironment, source: str, kind: str) -> Any:
 
 def from_code(env: RuleEnvironment, code: Any, kind: str) -> Any:
     """The expression or template that `compile_source` made, rebuilt from its code."""
-    from jinja2.environment import TemplateExpression
-
     template = env.template_class.from_code(env, code, env.make_globals(None))
-    compiled = TemplateExpression(template, undefined_to_none=False) if kind == "expr" else template
+    compiled = BoundedExpression(template, undefined_to_none=False) if kind == "expr" else template
     compiled.hwlint_code = code
     return compiled
 
