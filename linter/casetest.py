@@ -56,25 +56,30 @@ def _assign(data: Any, path: tuple, value: Any) -> None:
         node[path[-1]] = value
 
 
-def run_rule(rule: Rule, pack: RulePack, bases: dict[Path, Document]) -> list[Outcome]:
-    outcomes = []
-    for case in rule.spec.tests:
-        base = (Path(rule.file).parent / case.base).resolve()
-        try:
-            if base not in bases:
-                bases[base] = load_file(str(base))
-        except InputError as exc:
-            outcomes.append(Outcome(rule.id, case.name, case.expect, "error", f"base {case.base}: {exc.message}"))
-            continue
-        doc = copy.copy(bases[base])
+def run_case(rule: Rule, case: RuleCase, pack: RulePack, bases: dict[Path, Document] | None = None) -> Outcome:
+    """One case: the base manifest (relative to the rule's file), edited, reviewed with only this rule."""
+    bases = {} if bases is None else bases
+    base = (Path(rule.file).parent / case.base).resolve()
+    try:
+        if base not in bases:
+            bases[base] = load_file(str(base))
+    except InputError as exc:
+        return Outcome(rule.id, case.name, case.expect, "error", f"base {case.base}: {exc.message}")
+    doc = copy.copy(bases[base])
+    try:
         doc.data = edit(doc.data, case)
-        review = review_document(doc, pack, case.tier, lambda rule_id: rule_id == rule.id)
-        result = next((r for r in review.results if r.rule_id == rule.id), None)
-        if result is None:
-            problems = "; ".join(f"{r.path}: {r.message}" for r in review.file_findings)
-            outcomes.append(Outcome(rule.id, case.name, case.expect, "invalid", problems or "no result"))
-            continue
-        outcomes.append(Outcome(rule.id, case.name, case.expect, result.status, result.message or result.reason))
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        return Outcome(rule.id, case.name, case.expect, "error", f"cannot apply set/unset to {case.base}: {type(exc).__name__} {exc}")
+    review = review_document(doc, pack, case.tier, lambda rule_id: rule_id == rule.id)
+    result = next((r for r in review.results if r.rule_id == rule.id), None)
+    if result is None:
+        problems = "; ".join(f"{r.path}: {r.message}" for r in review.file_findings)
+        return Outcome(rule.id, case.name, case.expect, "invalid", problems or "no result")
+    return Outcome(rule.id, case.name, case.expect, result.status, result.message or result.reason)
+
+
+def run_rule(rule: Rule, pack: RulePack, bases: dict[Path, Document]) -> list[Outcome]:
+    outcomes = [run_case(rule, case, pack, bases) for case in rule.spec.tests]
     kinds = {c.expect for c in rule.spec.tests}
     for needed in ("pass", "fail"):
         if needed not in kinds:

@@ -146,6 +146,8 @@ def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> 
 
 def _build_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
     folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
+    # Naming a folder twice (e.g. `--rules rules` in this repository) loads it once.
+    folders = [f for i, f in enumerate(folders) if f.resolve() not in {g.resolve() for g in folders[:i]}]
     base = data_dir("rules")
     pack = RulePack(
         rules=[],
