@@ -1,8 +1,35 @@
-"""Rule documentation, written from each rule's own data (`hwlint rules show`)."""
+"""Rule documentation, written from each rule's own data.
+
+`hwlint rules show ID` prints `rule_text`; `docs/rules.md` is `pack_markdown` of the
+built-in pack (`python -m linter.docs > docs/rules.md`; a test fails when the committed
+file is stale). Both say what a rule checks, why it matters, a failing and a fixed
+snippet, the fix, the tiers where it applies, the policy values it reads and its sources.
+"""
 
 from __future__ import annotations
 
+import re
+
+from .results import LAYERS
 from .rules import Rule, RulePack
+
+_EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+_STMT = re.compile(r"\{%-?.*?-?%\}", re.S)
+_BRANCH = re.compile(r"\{%-?\s*(else|elif\b.*?)\s*-?%\}", re.S)
+_POLICY = re.compile(r"facts\.policy\.([a-z_0-9]+)")
+
+
+def template_text(text: str) -> str:
+    """A message or fix template as readable text: `{{ x | num }}` becomes <x>; control
+    statements are dropped, and the branches of conditional wording are joined by
+    "(otherwise:)"."""
+
+    def placeholder(match: re.Match) -> str:
+        expr = match.group(1).split("|")[0].strip().strip("()")
+        return f"<{expr}>"
+
+    text = _BRANCH.sub(" (otherwise:) ", _EXPR.sub(placeholder, text))
+    return " ".join(_STMT.sub(" ", text).split())
 
 
 def _tiers(rule: Rule) -> str:
@@ -15,6 +42,20 @@ def _cite(key: str, pack: RulePack) -> str:
     return ". ".join(p for p in parts if p)
 
 
+def policy_used(rule: Rule) -> list[str]:
+    """Names of the policy thresholds the rule reads, in order of first use."""
+    s = rule.spec
+    found = _POLICY.findall(" ".join((s.when, s.require, s.message, s.fix)))
+    return list(dict.fromkeys(found))
+
+
+def _policy_value(name: str, pack: RulePack) -> str:
+    spec = pack.policy.get(name, {})
+    unit = spec.get("unit", "")
+    sep = "" if unit in ("", "%", "x") else " "
+    return f"{name} = {spec.get('default')}{sep}{unit}"
+
+
 def rule_text(rule: Rule, pack: RulePack) -> str:
     s = rule.spec
     lines = [f"{s.id}: {s.title}", f"severity: {s.severity}; applies at: {_tiers(rule)}"]
@@ -22,14 +63,114 @@ def rule_text(rule: Rule, pack: RulePack) -> str:
         lines.append(f"only when: {s.applies_when}")
     if not s.waivable:
         lines.append("cannot be waived")
-    lines += ["", "What it checks:", f"  {s.require.strip()}"]
+    lines += ["", "What it checks:", f"  {s.title}.", f"  Requirement: {' '.join(s.require.split())}"]
+    used = policy_used(rule)
+    if used:
+        lines.append("  Policy (defaults; a manifest's policy: section overrides them): "
+                     + "; ".join(_policy_value(n, pack) for n in used))
     if s.why:
-        lines += ["", "Why it matters:", f"  {s.why.strip()}"]
+        lines += ["", "Why it matters:", f"  {' '.join(s.why.split())}"]
     if s.example_fail:
         lines += ["", "Fails:"] + [f"  {line}" for line in s.example_fail.rstrip().splitlines()]
     if s.example_pass:
         lines += ["", "Passes:"] + [f"  {line}" for line in s.example_pass.rstrip().splitlines()]
-    lines += ["", "Fix:", f"  {' '.join(s.fix.split())}", "", "Sources:"]
+    lines += ["", "Fix:", f"  {template_text(s.fix)}"]
+    if s.confirm:
+        lines += ["", "When pending, to confirm:", f"  {' '.join(s.confirm.split())}"]
+    lines += ["", "Sources:"]
     lines += [f"  [{i}] {_cite(key, pack)}" for i, key in enumerate(s.cite, 1)]
     lines.append(f"\nDefined in {rule.file}:{rule.line}")
     return "\n".join(lines)
+
+
+def _md_cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _anchor(rule: Rule) -> str:
+    return rule.id.lower()
+
+
+def rule_markdown(rule: Rule, pack: RulePack) -> str:
+    s = rule.spec
+    used = policy_used(rule)
+    rows = [
+        ("Severity", s.severity),
+        ("Applies at", _tiers(rule)),
+        ("Only when", s.applies_when or ("always" if s.when.strip() == "true" else f"`{_md_cell(s.when)}`")),
+        ("Waivable", "yes" if s.waivable else "no"),
+        ("Policy", ", ".join(f"`{_policy_value(n, pack)}`" for n in used) or "none"),
+        ("Points at", f"`{_md_cell(template_text(s.at))}`"),
+    ]
+    out = [f"### {s.id}: {s.title}", "", "| | |", "| --- | --- |"]
+    out += [f"| {k} | {_md_cell(v)} |" for k, v in rows]
+    out += ["", f"**Checks:** `{_md_cell(s.require)}`", "", f"**Why it matters.** {' '.join((s.why or '').split())}", ""]
+    out += ["**Fails:**", "", "```yaml", s.example_fail.rstrip() if s.example_fail else "", "```", ""]
+    out += ["**Passes:**", "", "```yaml", s.example_pass.rstrip() if s.example_pass else "", "```", ""]
+    out += [f"**Message:** {template_text(s.message)}", "", f"**Fix:** {template_text(s.fix)}", ""]
+    if s.confirm:
+        out += [f"**When pending, to confirm:** {' '.join(s.confirm.split())}", ""]
+    out += ["**Sources:** " + "; ".join(f"[{key}](#ref-{key})" for key in s.cite), ""]
+    tests = ", ".join(f"{c.expect}: {c.name}" for c in s.tests)
+    out += [f"**Tests ({len(s.tests)}):** {tests}", ""]
+    return "\n".join(out)
+
+
+def pack_markdown(pack: RulePack) -> str:
+    """docs/rules.md: an index, every rule by layer, the policy defaults and the sources."""
+    out = [
+        "# hwlint rules",
+        "",
+        "<!-- Generated from rules/*.yaml by `python -m linter.docs > docs/rules.md`; do not edit by hand. -->",
+        "",
+        f"{len(pack.rules)} rules in {len({r.layer for r in pack.rules})} layers. Each rule gives one result per manifest:",
+        "pass, fail (with its severity), pending (the manifest lacks a value the rule reads), skipped (not",
+        "applicable at this tier or under this condition) or waived. `hwlint rules show ID` prints the same",
+        "information for one rule; `hwlint rules test` runs every rule's test cases.",
+        "",
+        "| Rule | Severity | Applies at | Requirement |",
+        "| --- | --- | --- | --- |",
+    ]
+    order = list(LAYERS)
+    for rule in sorted(pack.rules, key=lambda r: (order.index(r.layer), r.id)):
+        tiers = "all" if rule.spec.tiers == "all" else ", ".join(rule.spec.tiers)
+        out.append(f"| [{rule.id}](#{_anchor(rule)}) | {rule.spec.severity} | {tiers} | {_md_cell(rule.spec.title)} |")
+    out.append("")
+    for layer, name in LAYERS.items():
+        rules = sorted((r for r in pack.rules if r.layer == layer), key=lambda r: r.id)
+        if not rules:
+            continue
+        out += [f"## {layer}: {name}", ""]
+        for rule in rules:
+            out += [f'<a id="{_anchor(rule)}"></a>', "", rule_markdown(rule, pack)]
+    out += [
+        "## Policy",
+        "",
+        "Thresholds a team may tune. A manifest sets any of them in its `policy:` section; every review",
+        "lists the values it used. Defaults live in `rules/policy.yaml`.",
+        "",
+        "| Policy | Default | Means | Why this default | Sources |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, spec in pack.policy.items():
+        unit = spec.get("unit", "")
+        default = f"{spec.get('default')}{'' if unit in ('', '%', 'x', ':1') else ' '}{unit}"
+        sources = ", ".join(f"[{k}](#ref-{k})" for k in spec.get("cite", [])) or "team default"
+        out.append(f"| `{name}` | {default} | {_md_cell(spec.get('means', ''))} | {_md_cell(spec.get('why', ''))} | {sources} |")
+    out += ["", "## Sources", ""]
+    for key in sorted(pack.references):
+        out += [f'<a id="ref-{key}"></a>', "", f"- **{key}**: {_cite(key, pack)}", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main() -> None:
+    import sys
+
+    from .rules import load_pack
+
+    sys.stdout.write(pack_markdown(load_pack()))
+
+
+if __name__ == "__main__":
+    main()
+
