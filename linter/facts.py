@@ -407,7 +407,7 @@ def _storage(data: dict, checkpoint_tb: Any, training: dict[str, Any]) -> dict[s
     dataset's own bytes per token (physics.data_read_bytes_per_second)."""
     tiers = get(data, "storage.tiers")
     tiers = [] if tiers is _MISSING else tiers
-    keys = ("dataset_tier", "checkpoint_tier", "bytes_per_token", "read_needed_gb_s",
+    keys = ("dataset_tier", "checkpoint_tier", "bytes_per_token", "read_needed_gb_s", "read_pace_days", "read_pace_from",
             "checkpoint_write_minutes", "checkpoints_tb", "capacity")
     if not tiers:
         unknown = Unknown(("storage.tiers",))
@@ -429,10 +429,17 @@ def _storage(data: dict, checkpoint_tb: Any, training: dict[str, Any]) -> dict[s
     }
     out["bytes_per_token"] = fact(data, ["plan.dataset.size_tb", "plan.dataset.tokens_billion"],
                                   lambda size, tokens: _round(size * TB / (tokens * 1e9), 2))
+    # The pace: the time-to-train estimate (how fast the GPUs will actually consume tokens);
+    # without it, the plan's own target duration.
+    if isinstance(training["seconds"], Unknown) and not isinstance(training["target_days"], Unknown):
+        seconds, out["read_pace_from"] = training["target_days"] * 86400, "the target duration"
+    else:
+        seconds, out["read_pace_from"] = training["seconds"], "the time-to-train estimate"
+    out["read_pace_days"] = _apply(lambda s: _round(s / 86400, 1), seconds)
     out["read_needed_gb_s"] = fact(
         data, ["plan.training_tokens_billion"],
-        lambda tokens: _apply(lambda bpt, s: round(physics.data_read_bytes_per_second(tokens * 1e9, bpt, s) / GB, 4),
-                              out["bytes_per_token"], training["seconds"]),
+        lambda tokens: _apply(lambda bpt, s: round(physics.data_read_bytes_per_second(tokens * 1e9, bpt, s) / GB, 6),
+                              out["bytes_per_token"], seconds),
     )
     write_gb_s = out["checkpoint_tier"]["write_gb_s"] if ckpt_idx is not None else out["checkpoint_tier"]
     out["checkpoint_write_minutes"] = _apply(

@@ -165,8 +165,9 @@ def raid_usable_tb(drives: int, drive_tb: float, raid: str) -> float:
 
 def data_read_bytes_per_second(tokens: float, bytes_per_token: float, seconds: float) -> float:
     """Average read rate that keeps the GPUs fed: every training token is read once per use,
-    at the pace of the time-to-train estimate (C = 6PD at the assumed MFU, [kaplan-2020]).
-    Bytes per token = dataset bytes on disk / dataset tokens (the manifest's own numbers)."""
+    at the pace of the time-to-train estimate (C = 6PD at the assumed MFU, [kaplan-2020]), or
+    of the plan's target duration when no estimate can be made. Bytes per token = dataset
+    bytes on disk / dataset tokens (the manifest's own numbers)."""
     return tokens * bytes_per_token / seconds
 
 

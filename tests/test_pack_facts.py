@@ -1,0 +1,97 @@
+"""The derived facts the full rule pack reads, against their sources and hand calculations."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import EXAMPLES
+from linter import physics
+from linter.facts import Unknown
+from linter.review import review_file
+from linter.rules import load_pack
+
+PACK = load_pack()
+
+
+def facts_of(name: str) -> dict:
+    return review_file(str(EXAMPLES / name), PACK).facts
+
+
+@pytest.fixture(scope="module")
+def pretrain():
+    return facts_of("multi-node-pretrain.hw.yaml")
+
+
+@pytest.fixture(scope="module")
+def flawed():
+    return facts_of("flawed-cluster.hw.yaml")
+
+
+@pytest.mark.parametrize("generation, lanes, expected", [(3, 16, 32), (4, 16, 64), (5, 16, 128), (4, 8, 32)])
+def test_pcie_bandwidth_as_datasheets_print_it(generation, lanes, expected):
+    # A100 datasheet: PCIe Gen4 64 GB/s; H100: Gen5 128 GB/s (x16, bidirectional).
+    assert physics.pcie_gb_s(generation, lanes) == expected
+
+
+@pytest.mark.parametrize("raid, usable", [("raid0", 8 * 3.84), ("none", 8 * 3.84), ("raid1", 4 * 3.84),
+                                          ("raid10", 4 * 3.84), ("raid5", 7 * 3.84), ("raid6", 6 * 3.84)])
+def test_raid_usable_capacity(raid, usable):
+    assert physics.raid_usable_tb(8, 3.84, raid) == pytest.approx(usable)
+
+
+def test_zero_offload_keeps_gradients_and_optimizer_state_in_host_memory():
+    # ZeRO-Offload: 2 (fp16 gradients) + 12 (fp32 master, m, v) bytes/param on the CPU, split over d.
+    assert physics.offload_host_bytes_per_gpu(13e9, 2, 8, 1, 1, (2, 2, 12)) == pytest.approx(14 * 13e9 / 8)
+    assert physics.offload_host_bytes_per_gpu(13e9, 0, 8, 1, 1, (2, 2, 12)) == pytest.approx(14 * 13e9)
+
+
+def test_payback_and_power_bill():
+    # 56 kW * PUE 1.6 * 730 h * 0.15/kWh = 9,811.2 a month; 1.02M / (70,000 - 9,811.2) = 16.9 months.
+    bill = physics.electricity_per_month(56, 1.6, 0.15)
+    assert bill == pytest.approx(9811.2)
+    assert physics.payback_months(1_020_000, 70_000, bill) == pytest.approx(16.95, abs=0.01)
+    assert physics.payback_months(1_020_000, 5_000, bill) is None  # rent below the power bill: never
+
+
+def test_data_rate_the_plan_implies(pretrain):
+    # 60 TB / 2,000B tokens = 30 bytes/token; 2e12 tokens * 30 B over the 96-day estimate = 7.2 MB/s.
+    storage = pretrain["storage"]
+    assert storage["bytes_per_token"] == 30
+    assert storage["read_pace_from"] == "the time-to-train estimate"
+    seconds = pretrain["training"]["seconds"]
+    assert storage["read_needed_gb_s"] == pytest.approx(2e12 * 30 / seconds / 1e9, abs=1e-4)
+    assert storage["read_needed_gb_s"] == pytest.approx(0.0072, abs=1e-4)
+
+
+def test_without_an_estimate_the_rate_follows_the_target_duration(flawed):
+    # No dense bf16 figure for the V100: 600B tokens * 4 B over 60 days = 0.46 MB/s.
+    assert isinstance(flawed["training"]["seconds"], Unknown)
+    storage = flawed["storage"]
+    assert storage["read_pace_from"] == "the target duration"
+    assert storage["read_needed_gb_s"] == pytest.approx(600e9 * 4 / (60 * 86400) / 1e9, abs=1e-4)
+
+
+def test_checkpoint_write_time_and_capacity(pretrain, flawed):
+    # 70B * 14 B = 0.98 TB at 60 GB/s = 16 s; 20 retained + the 60 TB dataset on scratch.
+    assert pretrain["storage"]["checkpoint_write_minutes"] == pytest.approx(0.3)
+    (scratch,) = pretrain["storage"]["capacity"]
+    assert scratch["need_tb"] == pytest.approx(60 + 20 * 0.98)
+    # 30B * 14 B = 0.42 TB at 0.5 GB/s = 14 minutes.
+    assert flawed["storage"]["checkpoint_write_minutes"] == pytest.approx(14.0)
+
+
+def test_nics_per_gpu_and_procurement(pretrain, flawed):
+    assert pretrain["nics"]["gbps_per_gpu"] == 400 and pretrain["nics"]["rdma"] is True
+    assert flawed["nics"]["gbps_per_gpu"] == 100  # 4 x 200 Gb/s for 8 GPUs
+    buy = pretrain["procurement"]
+    assert buy["purchase_total"] == 14_700_000 and buy["rental_per_month"] == 550_000
+    # 328.6 kW * 1.3 * 730 h * 0.12 = 37,421 a month; 14.7M / (550,000 - 37,421) = 28.7 months.
+    assert buy["payback_months"] == pytest.approx(28.7)
+    assert buy["latest_delivery"]["date"] == "2027-01-12"  # 2026-10-20 + 12 weeks
+    assert flawed["procurement"]["oldest_quote"]["date"] == "2026-07-15"
+
+
+def test_local_disk_needs_the_raid_level(pretrain):
+    disk = pretrain["local_disk"]
+    assert disk["usable_tb"] == pytest.approx(8 * 3.84)  # DGX data drives, striped
+    assert disk["checkpoint_shard_tb"] == pytest.approx(0.98 / 32, abs=1e-4)
