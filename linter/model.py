@@ -299,7 +299,7 @@ class Operations(Strict):
 
 
 class Policy(Strict):
-    """Thresholds a team may tune. Defaults live in linter.policy, with their reasons."""
+    """Thresholds a team may tune. Defaults live in rules/policy.yaml, with their reasons."""
 
     power_headroom_pct: Percent | None = None
     circuit_continuous_pct: Percent | None = None
