@@ -507,7 +507,10 @@ def _procurement(data: dict, it_kw: Any) -> dict[str, Any]:
         if "delivery_date" in q:
             return q["delivery_date"]
         if "quote_date" in q and "lead_time_weeks" in q:
-            return (dt.date.fromisoformat(str(q["quote_date"])) + dt.timedelta(weeks=q["lead_time_weeks"])).isoformat()
+            try:
+                return (dt.date.fromisoformat(str(q["quote_date"])) + dt.timedelta(weeks=q["lead_time_weeks"])).isoformat()
+            except OverflowError:  # a lead time beyond the calendar: never, for any start date
+                return dt.date.max.isoformat()
         return Unknown((f"procurement.quotes[{i}].lead_time_weeks",) if "quote_date" in q else
                        (f"procurement.quotes[{i}].quote_date", f"procurement.quotes[{i}].lead_time_weeks"))
 

@@ -95,3 +95,11 @@ def test_local_disk_needs_the_raid_level(pretrain):
     disk = pretrain["local_disk"]
     assert disk["usable_tb"] == pytest.approx(8 * 3.84)  # DGX data drives, striped
     assert disk["checkpoint_shard_tb"] == pytest.approx(0.98 / 32, abs=1e-4)
+
+
+def test_a_lead_time_beyond_the_calendar_is_late_not_a_crash(hwlint, tmp_path):
+    text = (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "m.hw.yaml"
+    path.write_text(text.replace("lead_time_weeks: 12}", "lead_time_weeks: 900000000000}"), encoding="utf-8")
+    run = hwlint("check", "--select", "BUY005", path)
+    assert run.code == 0 and "BUY005 warning 32x DGX H100 arrives about 9999-12-31" in run.out, run.err
