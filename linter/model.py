@@ -364,7 +364,7 @@ class Manifest(Strict):
     )
     plan: Plan
     procurement: Procurement | None = None
-    node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=1000)]
+    node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=10_000)]
     network: Network | None = None
     storage: Storage | None = None
     facility: Facility | None = None

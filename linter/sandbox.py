@@ -44,7 +44,7 @@ from .numbers import num
 
 MAX_SEQUENCE = 10_000  # items a `*` may repeat a text or list to
 MAX_RANGE = 10_000
-MAX_TEXT = 100_000  # characters of any text a rule builds or renders
+MAX_TEXT = 1_000_000  # characters of any text a rule builds or renders
 MAX_INT_BITS = 4_096  # about 1,200 decimal digits
 MAX_FORMAT_WIDTH = 100
 TIME_BUDGET = 2.0  # seconds one expression or template may run

@@ -85,11 +85,12 @@ STOPPED_WHILE_RUNNING = [
     ("join bomb", dict(require="(range(10000) | join('x' * 10000)) != ''"), "joined text would be over the limit"),
     ("replace bomb", dict(require="(('x' * 10000) | replace('x', 'y' * 10000)) != ''"), "replaced text would be over the limit"),
     ("doubling by plus", dict(require="false", message="{% set a = 'x' * 10000 %}{% set b = a + a %}{% set c = b + b %}"
-                                                        "{% set d = c + c %}{% set e = d + d %}{{ e }}"), "a sequence of 160,000 items"),
+                                                        "{% set d = c + c %}{% set e = d + d %}{% set f = e + e %}"
+                                                        "{% set g = f + f %}{% set h = g + g %}{{ h }}"), "a sequence of 1,280,000 items"),
     ("list mutation", dict(require="false", message="{% set l = [1] %}{% for i in range(10) %}{{ l.append(i) }}{% endfor %}"),
      "list.append is not available to rules"),
     ("huge rendered text", dict(require="false", message="{% for i in range(10000) %}{{ 'x' * 9999 }}{% endfor %}"),
-     "rendered text is over the limit of 100,000 characters"),
+     "rendered text is over the limit of 1,000,000 characters"),
     ("python call", dict(require="(manifest.name | list | first).encode() != ''"), "encode() cannot be called in a rule"),
 ]
 
