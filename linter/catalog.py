@@ -8,13 +8,12 @@ it used so stale specs can be flagged.
 
 from __future__ import annotations
 
-import copy
 import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .loader import Document
+from .loader import Document, plain_copy
 from .paths import data_dir
 from .results import Result, dotted, file_finding
 
@@ -82,7 +81,7 @@ class Resolved:
 
 def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
     catalog = catalog or load_catalog()
-    data = copy.deepcopy(doc.data)
+    data = plain_copy(doc.data)
     refs: dict[tuple[str, str], CatalogRef] = {}
     findings: list[Result] = []
 
@@ -125,7 +124,7 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
 
 
 def _spec(entry: dict) -> dict:
-    return {k: copy.deepcopy(v) for k, v in entry.items() if k not in _ENTRY_ONLY}
+    return {k: plain_copy(v) for k, v in entry.items() if k not in _ENTRY_ONLY}
 
 
 def _merge(base: dict, override: dict) -> dict:

@@ -146,7 +146,7 @@ def _primary_pool(data: dict, facts: dict) -> dict | None:
 
 def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -> tuple[str, str]:
     from .rules import environment
-    from .sandbox import MissingData, Recorder, wrap
+    from .sandbox import MissingData, Recorder, compiled, wrap
 
     if override:
         return override, "set on the command line (--tier)"
@@ -157,8 +157,8 @@ def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -
     skipped_unknown = []
     for tier in pack.tiers:
         try:
-            if env.compile_expression(tier["when"], undefined_to_none=False)(**scope):
-                reason = env.from_string(tier["reason"]).render(**scope)
+            if compiled(env, tier["when"], "expr")(**scope):
+                reason = compiled(env, tier["reason"], "tmpl").render(**scope)
                 note = f" ({', '.join(skipped_unknown)} unknown)" if skipped_unknown else ""
                 return tier["name"], f"inferred: {reason}{note}"
         except MissingData as exc:
@@ -168,7 +168,7 @@ def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -
 
 
 def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str) -> Result:
-    from .sandbox import Missing, MissingData, Recorder, wrap
+    from .sandbox import Missing, MissingData, Recorder, time_budget, wrap
 
     spec = rule.spec
     recorder = Recorder()
@@ -196,19 +196,20 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         result.line, result.column = 1, 1
         return result
     try:
-        applies = rule.when(**scope)
-        if not applies:
-            result.status = "skipped"
-            result.reason = f"applies only when {spec.applies_when or spec.when}"
-            return result
-        holds = rule.require(**scope)
-        locate()
-        result.facts = _plain(recorder)
-        if holds:
-            return result
-        result.status = "fail"
-        result.message = " ".join(rule.message.render(**scope).split())
-        result.fix = " ".join(rule.fix.render(**scope).split())
+        with time_budget():  # one budget for all of the rule's expressions and templates
+            applies = rule.when(**scope)
+            if not applies:
+                result.status = "skipped"
+                result.reason = f"applies only when {spec.applies_when or spec.when}"
+                return result
+            holds = rule.require(**scope)
+            locate()
+            result.facts = _plain(recorder)
+            if holds:
+                return result
+            result.status = "fail"
+            result.message = " ".join(rule.message.render(**scope).split())
+            result.fix = " ".join(rule.fix.render(**scope).split())
     except MissingData as exc:
         locate()
         result.status = "pending"

@@ -31,6 +31,7 @@ import signal
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any, Iterator
 
 from jinja2 import StrictUndefined, nodes, pass_eval_context
@@ -206,7 +207,7 @@ class _Budget(threading.local):
 
 
 _budget = _Budget()
-_alarm_installed = False
+_alarm = {"installed": False, "usable": hasattr(signal, "setitimer")}
 
 
 def _expire(signum: int, frame: Any) -> None:
@@ -218,22 +219,18 @@ def _expire(signum: int, frame: Any) -> None:
 @contextmanager
 def time_budget(seconds: float = TIME_BUDGET) -> Iterator[None]:
     """Stop the code inside after `seconds` with RuleTimeout. Needs SIGALRM and the main
-    thread; left off when the host program uses SIGALRM itself. Not re-entrant: an inner
-    budget inside an outer one does nothing."""
-    global _alarm_installed
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable or _budget.armed:
+    thread; left off when the host program had its own SIGALRM handler. An inner budget
+    inside an armed one does nothing."""
+    if _budget.armed or not _alarm["usable"] or threading.current_thread() is not threading.main_thread():
         yield
         return
-    if not _alarm_installed:
+    if not _alarm["installed"]:
         if signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
+            _alarm["usable"] = False  # someone else's alarm: leave it alone
             yield
             return
         signal.signal(signal.SIGALRM, _expire)
-        _alarm_installed = True
-    elif signal.getsignal(signal.SIGALRM) is not _expire:
-        yield
-        return
+        _alarm["installed"] = True
     _budget.armed = True
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -247,15 +244,19 @@ class BoundedTemplate(Template):
     """A template whose rendering stops at MAX_TEXT characters and TIME_BUDGET seconds."""
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        context = self.new_context(dict(*args, **kwargs))
+        if _budget.armed:
+            return self._render(dict(*args, **kwargs))
+        with time_budget():
+            return self._render(dict(*args, **kwargs))
+
+    def _render(self, variables: dict) -> str:
         parts: list[str] = []
         size = 0
-        with time_budget():
-            for part in self.root_render_func(context):
-                size += len(part)
-                if size > MAX_TEXT:
-                    raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
-                parts.append(part)
+        for part in self.root_render_func(self.new_context(variables)):
+            size += len(part)
+            if size > MAX_TEXT:
+                raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
+            parts.append(part)
         return "".join(parts)
 
 
@@ -263,8 +264,10 @@ class BoundedExpression(TemplateExpression):
     """An expression that stops after TIME_BUDGET seconds."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with time_budget():
-            return super().__call__(*args, **kwargs)
+        if not _budget.armed:
+            with time_budget():
+                return super().__call__(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
 
 
 def _refuse_long(value: Any, what: str) -> Any:
@@ -415,6 +418,12 @@ def compile_source(env: RuleEnvironment, source: str, kind: str) -> Any:
     else:
         code = env.compile(source)
     return from_code(env, code, kind)
+
+
+@lru_cache(maxsize=256)
+def compiled(env: RuleEnvironment, source: str, kind: str) -> Any:
+    """`compile_source`, once per process for each source (tier tests, reused per manifest)."""
+    return compile_source(env, source, kind)
 
 
 def from_code(env: RuleEnvironment, code: Any, kind: str) -> Any:
