@@ -106,6 +106,9 @@ for _cls in (StrictUndefined, *StrictUndefined.__mro__):
             setattr(Missing, _name, Missing._fail_with_undefined_error)
 
 
+_LEAVES = frozenset((int, float, str, bool, type(None)))
+
+
 class Recorder(dict):
     """path -> value of every leaf a rule read."""
 
@@ -117,7 +120,11 @@ def _join(path: str, key: Any) -> str:
 
 
 def wrap(value: Any, path: str, recorder: Recorder) -> Any:
-    if isinstance(value, Mapping) and not isinstance(value, Scope):
+    kind = type(value)
+    if kind in _LEAVES:  # most reads end at a number or a text: skip the slower ABC checks
+        recorder[path] = value
+        return value
+    if kind is dict or (isinstance(value, Mapping) and not isinstance(value, Scope)):
         return Scope(value, path, recorder)
     if isinstance(value, list):
         return ScopeList(value, path, recorder)
@@ -428,7 +435,8 @@ def compiled(env: RuleEnvironment, source: str, kind: str) -> Any:
 
 def from_code(env: RuleEnvironment, code: Any, kind: str) -> Any:
     """The expression or template that `compile_source` made, rebuilt from its code."""
-    template = env.template_class.from_code(env, code, env.make_globals(None))
+    # A plain dict, not Jinja's ChainMap: each call copies the globals into a new context.
+    template = env.template_class.from_code(env, code, dict(env.globals))
     compiled = BoundedExpression(template, undefined_to_none=False) if kind == "expr" else template
     compiled.hwlint_code = code
     return compiled
