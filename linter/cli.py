@@ -128,13 +128,13 @@ def review_options(command: Any) -> Any:
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
           ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool, base: str | None) -> None:
     """Review manifest FILES and report findings."""
+    from .bulk import review_files
     from .report import render
-    from .review import review_file
 
     outputs = _outputs(formats, output)
     pack = _load_pack(rule_dirs)
     selected = _selector(select, ignore)
-    reviews = [review_file(f, pack, tier, selected) for f in files]
+    reviews = review_files(files, pack, tier, selected)
     changes = _changes(reviews, base, pack, tier, selected) if base is not None else None
     for fmt, path in outputs:
         _write(render(fmt, reviews, pack, verbose=verbose, changes=changes), path)

@@ -1,0 +1,63 @@
+"""Reviewing many manifests at once: over the CPUs when there are enough of them.
+
+Each manifest is reviewed on its own, so `hwlint check` of hundreds of files (a
+monorepo's CI job, the benchmark) is split over worker processes. The workers are forked
+from the process that already loaded the rule pack, so nothing is loaded twice, and the
+reviews come back in the order the files were given: the report is exactly what one
+process writes. Below MIN_PARALLEL files, where fork is not the platform's safe default
+(only Linux uses it), on one CPU, or with HWLINT_JOBS=1, everything runs in this process;
+HWLINT_JOBS=N caps the workers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Sequence
+
+MIN_PARALLEL = 64  # below this, starting workers costs more than it saves
+
+_work: tuple[Any, ...] = ()  # (pack, tier, selected), inherited by the forked workers
+
+
+def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any) -> list[Any]:
+    """One review per file, in order."""
+    from .review import review_file
+
+    jobs = _jobs(len(files))
+    if jobs > 1:
+        reviews = _in_workers(files, jobs, (pack, tier, selected))
+        if reviews is not None:
+            return reviews
+    return [review_file(f, pack, tier, selected) for f in files]
+
+
+def _jobs(count: int) -> int:
+    if count < MIN_PARALLEL or not sys.platform.startswith("linux"):
+        return 1
+    wanted = os.environ.get("HWLINT_JOBS", "")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(int(wanted) if wanted.isdigit() else cpus, cpus))
+
+
+def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...]) -> list[Any] | None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _work
+    _work = work
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_review_one, files, chunksize=max(1, len(files) // (jobs * 8))))
+    except (BrokenProcessPool, OSError):  # no processes to be had: do it here instead
+        return None
+    finally:
+        _work = ()
+
+
+def _review_one(path: str) -> Any:
+    from .review import review_file
+
+    pack, tier, selected = _work
+    return review_file(path, pack, tier, selected)

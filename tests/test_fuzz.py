@@ -1,0 +1,258 @@
+"""Property-based tests: whatever the manifest, hwlint reports findings or a clean error,
+and the same input gives the same output twice.
+
+Inputs come from two places: manifests generated from schemas/manifest.schema.json (valid
+by construction), and the examples mutated at the text level (lines dropped, doubled or
+cut, bytes inserted) or at the data level (a value replaced by one of the wrong type or
+size, a key misspelled or dropped).
+
+The default run is short enough for CI. For a longer one:
+
+    HWLINT_FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import EXAMPLES, ROOT
+
+EXAMPLES_N = int(os.environ.get("HWLINT_FUZZ_EXAMPLES", "30"))
+FUZZ = settings(max_examples=EXAMPLES_N, deadline=None, derandomize="HWLINT_FUZZ_EXAMPLES" not in os.environ,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+SCHEMA = json.loads((ROOT / "schemas" / "manifest.schema.json").read_text())
+SOURCES = sorted(EXAMPLES.glob("*.yaml"))
+# Characters YAML can carry: no control characters, surrogates or non-characters.
+YAML_TEXT = st.characters(blacklist_categories=("Cc", "Cs", "Cn"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def private_cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HWLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+# --- running hwlint ----------------------------------------------------------------------
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    """`hwlint ARGS` in-process (the `hwlint` fixture is per test, hypothesis runs many)."""
+    from linter.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def check_twice(path: Path) -> tuple[int, str]:
+    """Review `path` twice (text and JSON); assert a clean, identical outcome both times."""
+    first = run("check", path)
+    assert first == run("check", path), "the same input gave different output"
+    code, out, err = first
+    assert code in (0, 1, 2), (code, out, err)
+    assert "Traceback" not in out + err and "internal error" not in err, err
+    lines = out.splitlines()
+    assert lines and lines[-1].startswith(f"{path}: "), out  # a summary line for the file
+    assert all(line.startswith(f"{path}:") for line in lines), out  # every finding names the file
+    if code == 2:  # unreadable: one finding saying why
+        assert re.search(r": (YAML|IO) error ", out), out
+    report = run("check", "--format", "json", path)
+    assert report == run("check", "--format", "json", path)
+    json.loads(report[1])
+    return code, out
+
+
+# --- manifests from the schema -----------------------------------------------------------
+
+
+def from_schema(node: dict, depth: int = 0) -> st.SearchStrategy:
+    """A strategy for values valid under `node` (the subset of JSON Schema the model uses)."""
+    if "$ref" in node:
+        return st.deferred(lambda: from_schema(SCHEMA["$defs"][node["$ref"].split("/")[-1]], depth + 1))
+    if "anyOf" in node:
+        return st.one_of([from_schema(option, depth) for option in node["anyOf"]])
+    if "const" in node:
+        return st.just(node["const"])
+    if "enum" in node:
+        return st.sampled_from(node["enum"])
+    kind = node.get("type")
+    if kind == "object":
+        return _object(node, depth)
+    if kind == "array":
+        items = from_schema(node.get("items", {}), depth + 1)
+        low = node.get("minItems", 0)
+        return st.lists(items, min_size=low, max_size=max(low, min(node.get("maxItems", 3), 3 if depth < 3 else low)))
+    if kind == "integer":
+        return st.integers(node.get("minimum", -(10**6)), node.get("maximum", 10**6))
+    if kind == "number":
+        low = node.get("minimum", node.get("exclusiveMinimum", -1e6))
+        high = node.get("maximum", node.get("exclusiveMaximum", 1e6))
+        return st.floats(low, min(high, 1e9), allow_nan=False, allow_infinity=False,
+                         exclude_min="exclusiveMinimum" in node, exclude_max="exclusiveMaximum" in node)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "string":
+        if node.get("format") == "date":
+            return st.dates().map(lambda d: d.isoformat())
+        if "pattern" in node:
+            return st.from_regex(node["pattern"], fullmatch=True)
+        return st.text(YAML_TEXT, min_size=node.get("minLength", 0), max_size=min(node.get("maxLength", 40), 40))
+    return st.none()
+
+
+def _object(node: dict, depth: int) -> st.SearchStrategy:
+    properties = node.get("properties", {})
+    required = node.get("required", [])
+    optional = [k for k in properties if k not in required]
+    if depth > 4:
+        optional = []
+
+    @st.composite
+    def build(draw):
+        chosen = required + draw(st.lists(st.sampled_from(optional), unique=True, max_size=len(optional))) if optional else required
+        return {key: draw(from_schema(properties[key], depth + 1)) for key in chosen}
+
+    return build()
+
+
+def write(tmp_path: Path, data: object, name: str = "fuzz.hw.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")  # JSON is YAML 1.2
+    return path
+
+
+@FUZZ
+@given(manifest=from_schema(SCHEMA))
+def test_a_manifest_valid_by_the_schema_is_reviewed_cleanly(tmp_path_factory, manifest):
+    path = write(tmp_path_factory.mktemp("gen"), manifest)
+    code, out = check_twice(path)
+    assert code in (0, 1), out  # it parses, so it is reviewed (or gets findings), never unreadable
+
+
+@FUZZ
+@given(manifest=from_schema(SCHEMA))
+def test_the_loader_reads_back_exactly_what_was_written(tmp_path_factory, manifest):
+    from linter.loader import load_file
+
+    path = write(tmp_path_factory.mktemp("gen"), manifest)
+    assert load_file(str(path)).data == _without_nulls(manifest)
+
+
+def _without_nulls(value):
+    """The loader drops keys given with no value; the schema never asks for null anyway."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+# --- mutated examples --------------------------------------------------------------------
+
+WRONG = st.one_of(
+    st.none(), st.booleans(), st.sampled_from([0, -1, -(10**6), 10**7, 10**40, 1e30, -1e30, 0.5, 1e-300]),
+    st.text(max_size=20), st.sampled_from(["", "8", "NaN", "inf", "1e30", "H100", "2026-13-45", "<script>"]),
+    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, prefix + (index,))
+
+
+@st.composite
+def mutated_data(draw):
+    from linter.loader import load_file
+
+    data = load_file(str(draw(st.sampled_from(SOURCES)))).data
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in _paths(data) if p]
+        target = draw(st.sampled_from(paths))
+        parent = data
+        for step in target[:-1]:
+            parent = parent[step]
+        action = draw(st.sampled_from(["replace", "drop", "misspell"]))
+        if action == "replace" or isinstance(parent, list):
+            parent[target[-1]] = draw(WRONG)
+        elif action == "drop":
+            del parent[target[-1]]
+        else:
+            parent[target[-1] + draw(st.sampled_from(["s", "_", "x"]))] = parent.pop(target[-1])
+    return data
+
+
+@FUZZ
+@given(data=mutated_data())
+def test_a_mutated_example_gets_findings_or_a_clean_error(tmp_path_factory, data):
+    json.dumps(data, allow_nan=False)  # only finite numbers are written (NaN has its own corpus case)
+    check_twice(write(tmp_path_factory.mktemp("mut"), data))
+
+
+@st.composite
+def mutated_text(draw):
+    raw = draw(st.sampled_from(SOURCES)).read_bytes()
+    lines = raw.split(b"\n")
+    for _ in range(draw(st.integers(1, 4))):
+        index = draw(st.integers(0, len(lines) - 1))
+        action = draw(st.sampled_from(["drop", "double", "cut", "insert", "indent", "bytes"]))
+        if action == "drop":
+            del lines[index]
+        elif action == "double":
+            lines.insert(index, lines[index])
+        elif action == "cut":
+            lines[index] = lines[index][: draw(st.integers(0, max(len(lines[index]) - 1, 0)))]
+        elif action == "insert":
+            at = draw(st.integers(0, len(lines[index])))
+            lines[index] = lines[index][:at] + draw(st.sampled_from([b":", b"- ", b"[", b"{", b"&a ", b"*a", b"!!", b"\t", b"'", b'"', b"#", b"<<: "])) + lines[index][at:]
+        elif action == "indent":
+            lines[index] = b" " * draw(st.integers(1, 5)) + lines[index]
+        else:
+            lines[index] += draw(st.binary(max_size=4))
+        if not lines:
+            lines = [b""]
+    return b"\n".join(lines)
+
+
+@FUZZ
+@given(raw=mutated_text())
+def test_a_damaged_file_gets_findings_or_a_clean_error(tmp_path_factory, raw):
+    path = tmp_path_factory.mktemp("txt") / "damaged.hw.yaml"
+    path.write_bytes(raw)
+    check_twice(path)
+
+
+
+def test_many_files_give_the_same_report_in_workers_as_in_one_process(tmp_path, monkeypatch):
+    """Enough files to be split over worker processes: same bytes, same exit code."""
+    from linter.bulk import MIN_PARALLEL
+
+    paths = []
+    for i in range(MIN_PARALLEL + 6):
+        source = SOURCES[i % len(SOURCES)]
+        paths.append(tmp_path / f"{i:03d}-{source.name}")
+        paths[-1].write_bytes(source.read_bytes())
+    (tmp_path / "010-broken.yaml").write_text("plan: [\n")
+    paths.insert(10, tmp_path / "010-broken.yaml")
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    alone = run("check", "--format", "json", *paths)
+    monkeypatch.setenv("HWLINT_JOBS", "2")
+    split = run("check", "--format", "json", *paths)
+    assert alone == split and alone[0] == 2
+    assert [m["file"] for m in json.loads(split[1])["manifests"]] == [str(p) for p in paths]
