@@ -67,7 +67,16 @@ def describe(value: Any) -> str:
 
 
 def validate(doc: Document) -> list[Result]:
+    if isinstance(doc.data, dict) and _quick_check()(doc.data):
+        return []  # certainly valid: jsonschema is not even imported (see linter.quickcheck)
     return explain_errors(_validator(), doc)
+
+
+@lru_cache(maxsize=1)
+def _quick_check() -> Any:
+    from .quickcheck import compile_schema
+
+    return compile_schema(json.loads(schema_path().read_text(encoding="utf-8")))
 
 
 def explain_errors(validator: Any, doc: Document) -> list[Result]:

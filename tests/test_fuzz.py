@@ -256,3 +256,38 @@ def test_many_files_give_the_same_report_in_workers_as_in_one_process(tmp_path, 
     split = run("check", "--format", "json", *paths)
     assert alone == split and alone[0] == 2
     assert [m["file"] for m in json.loads(split[1])["manifests"]] == [str(p) for p in paths]
+
+
+def _schema_errors(data) -> list:
+    from jsonschema import Draft202012Validator
+
+    return list(Draft202012Validator(SCHEMA).iter_errors(data))
+
+
+@FUZZ
+@given(manifest=from_schema(SCHEMA))
+def test_the_quick_schema_check_accepts_valid_manifests(manifest):
+    """The fast path must actually be taken for valid manifests (else it only costs)."""
+    from linter.quickcheck import compile_schema
+
+    assert compile_schema(SCHEMA)(manifest) and not _schema_errors(manifest)
+
+
+@FUZZ
+@given(data=mutated_data())
+def test_the_quick_schema_check_never_accepts_what_jsonschema_rejects(data):
+    """Soundness: when the quick check says valid, jsonschema finds nothing either."""
+    from linter.quickcheck import compile_schema
+
+    if compile_schema(SCHEMA)(data):
+        assert not _schema_errors(data)
+
+
+@pytest.mark.parametrize("value, valid", [(True, False), (1.0, False), (1, True), ("1", False)])
+def test_the_quick_schema_check_is_strict_about_types(value, valid):
+    """manifest_version is the constant 1: true and 1.0 are not 1 for the quick check
+    (jsonschema then decides), "1" is wrong for both."""
+    from linter.quickcheck import compile_schema
+
+    manifest = {"manifest_version": value, "name": "x", "plan": {"goal": "pretrain"}, "node_pools": [{"name": "a", "count": 1}]}
+    assert compile_schema(SCHEMA)(manifest) is valid
