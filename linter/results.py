@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 STATUSES = ("fail", "waived", "pending", "pass", "skipped")
@@ -70,6 +71,7 @@ def dotted(path: tuple) -> str:
     return out
 
 
+@lru_cache(maxsize=4096)  # rules point at the same few paths in every manifest of a bulk run
 def undotted(text: str) -> tuple:
     """Inverse of `dotted`."""
     parts: list[Any] = []
