@@ -136,3 +136,19 @@ def test_a_rule_may_still_use_the_allowed_tools(hwlint, tmp_path):
     run = hwlint("check", "--rules", rule_folder(tmp_path, require="false", message=message), MANIFEST)
     assert run.code == 1, run.out + run.err
     assert "GPU900 error DGX x32; MGMT x2; 2.6e+02 Atlas 1+2+3 = 106 a/b" in run.out
+
+
+def test_the_pack_cache_sees_an_edited_rule_and_survives_a_damaged_file(hwlint, tmp_path):
+    """The cache is keyed by content: an edit of the same length in the same second is
+    seen; a cache file that cannot be read is rebuilt, not trusted."""
+    folder = rule_folder(tmp_path, require="false", message="alpha words")
+    assert "GPU900 error alpha words" in hwlint("check", "--rules", folder, MANIFEST).out
+    rule = folder / "hostile.yaml"
+    rule.write_text(rule.read_text().replace("alpha words", "omega words"))
+    assert "GPU900 error omega words" in hwlint("check", "--rules", folder, MANIFEST).out
+    cached = list((tmp_path / "cache").glob("pack-*.pickle"))
+    assert len(cached) == 2
+    for path in cached:
+        path.write_bytes(b"not a pickle")
+    again = hwlint("check", "--rules", folder, MANIFEST)
+    assert again.code == 1 and "GPU900 error omega words" in again.out
