@@ -304,7 +304,8 @@ def check_reference(root: str, path: tuple) -> str | None:
 
 def pack_digest(pack: RulePack) -> str:
     """sha256 of the rule pack as loaded: every `*.yaml` of every rule folder (rules,
-    references, tiers, policy), folder by folder in load order, files sorted by name.
+    references, tiers, policy), folder by folder in load order, files sorted by name, then
+    the catalog (a corrected spec changes results as surely as a changed rule).
 
     Each file contributes its name, its length and its bytes, so moving text from one file
     to another changes the digest too. The same pack gives the same digest on any machine:
@@ -313,7 +314,7 @@ def pack_digest(pack: RulePack) -> str:
     import hashlib
 
     sha = hashlib.sha256()
-    for folder in pack.folders:
+    for folder in [*pack.folders, data_dir("catalog")]:
         for path in sorted(folder.glob("*.yaml")):
             data = path.read_bytes()
             sha.update(f"{path.name}\0{len(data)}\0".encode())

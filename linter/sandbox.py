@@ -90,12 +90,13 @@ class Missing(StrictUndefined):
 
     __slots__ = ("_needs",)
 
-    def __init__(self, needs: tuple[str, ...] = (), **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, hint: str | None = None, *args: Any, needs: tuple[str, ...] = (), **kwargs: Any):
+        super().__init__(hint, *args, **kwargs)
         self._needs = needs
 
     def _fail_with_undefined_error(self, *args: Any, **kwargs: Any) -> Any:
-        raise MissingData(self._needs or (str(self._undefined_name),))
+        # jinja's own hints ("No first item, sequence was empty.") say what is missing too
+        raise MissingData(self._needs or (self._undefined_hint or str(self._undefined_name),))
 
 
 
