@@ -181,11 +181,9 @@ class Psu(Strict):
     redundancy: Annotated[str, Field(pattern=r"^N(\+[0-9]+)?$|^[0-9]+\+[0-9]+$|^2N$")] | None = None
 
 
-class NodePool(Strict):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    role: Literal["compute", "storage", "management", "login"] = "compute"
-    count: Count
-    system: Text | None = Field(None, description="catalog system (e.g. DGX-H100) whose values this pool inherits")
+class Server(Strict):
+    """What one server is made of: a node pool's nodes, or a catalog system."""
+
     gpu: GpuSpec | None = None
     intra_node_link: Link | None = None
     cpu: Cpu | None = None
@@ -195,6 +193,13 @@ class NodePool(Strict):
     max_power_kw: Positive | None = Field(None, description="maximum power draw per node, kW")
     psu: Psu | None = None
     rack_units: SmallCount | None = None
+
+
+class NodePool(Server):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    role: Literal["compute", "storage", "management", "login"] = "compute"
+    count: Count
+    system: Text | None = Field(None, description="catalog system (e.g. DGX-H100) whose values this pool inherits")
 
 
 # --- network, storage, facility, operations ------------------------------------------
@@ -377,53 +382,37 @@ class Manifest(Strict):
 # --- catalog ---------------------------------------------------------------------------
 
 
-class CatalogGpu(GpuSpec):
+class CatalogEntry(Strict):
+    """What every catalog entry carries: its name and where its values come from."""
+
     name: Text
-    aliases: list[Text] = []
-    memory_type: Text | None = None
     source: Source
     as_of: dt.date
     notes: Text | None = None
 
 
-class CatalogNic(Strict):
-    name: Text
+class CatalogGpu(GpuSpec, CatalogEntry):
+    aliases: list[Text] = []
+    memory_type: Text | None = None
+
+
+class CatalogNic(CatalogEntry):
     vendor: Text
     class_: Literal["datacenter", "workstation", "consumer"] | None = Field(None, alias="class")
     kinds: list[FabricKind] = []
     max_port_rate_gbps: Positive | None = None
     ports: SmallCount | None = None
     gpudirect_rdma: bool | None = None
-    source: Source
-    as_of: dt.date
-    notes: Text | None = None
 
 
-class CatalogSwitch(Strict):
-    name: Text
+class CatalogSwitch(CatalogEntry):
     vendor: Text
     kind: FabricKind
     ports: SmallCount | None = None
     port_rate_gbps: Positive | None = None
     max_power_w: Positive | None = None
     rack_units: SmallCount | None = None
-    source: Source
-    as_of: dt.date
-    notes: Text | None = None
 
 
-class CatalogSystem(Strict):
-    name: Text
+class CatalogSystem(Server, CatalogEntry):
     vendor: Text
-    gpu: GpuSpec | None = None
-    intra_node_link: Link | None = None
-    cpu: Cpu | None = None
-    host_ram_gb: Positive | None = None
-    local_nvme: LocalDisk | None = None
-    nics: list[Nic] | None = None
-    max_power_kw: Positive | None = None
-    psu: Psu | None = None
-    rack_units: SmallCount | None = None
-    source: Source
-    as_of: dt.date
-    notes: Text | None = None
