@@ -24,6 +24,18 @@ class Unknown:
 
 
 _MISSING = object()
+NO_GPU_POOL = Unknown(("node_pools[].gpu",))  # no compute pool names a GPU: nothing per GPU is known
+
+
+def unknowns(values: Any) -> tuple[str, ...]:
+    """Every field the Unknown values among `values` need."""
+    return tuple(n for v in values if isinstance(v, Unknown) for n in v.needs)
+
+
+def _apply(compute: Callable[..., Any], *values: Any) -> Any:
+    """compute(*values), or Unknown naming everything the unknown values need."""
+    missing = unknowns(values)
+    return Unknown(missing) if missing else compute(*values)
 
 
 def get(data: Any, path: str) -> Any:
@@ -40,12 +52,7 @@ def fact(data: dict, paths: list[str], compute: Callable[..., Any]) -> Any:
     """compute(*values at paths), or Unknown naming every path the manifest leaves out."""
     values = [get(data, p) for p in paths]
     missing = tuple(p for p, v in zip(paths, values) if v is _MISSING)
-    if missing:
-        return Unknown(missing)
-    inner = tuple(n for v in values if isinstance(v, Unknown) for n in v.needs)
-    if inner:
-        return Unknown(inner)
-    return compute(*values)
+    return Unknown(missing) if missing else _apply(compute, *values)
 
 
 def _round(x: float, digits: int = 2) -> float:
@@ -58,7 +65,7 @@ def derive(data: dict, policy: dict[str, float]) -> dict[str, Any]:
     facts: dict[str, Any] = {"policy": policy}
     facts.update(_counts(data, pools, compute_idx))
     primary = max(compute_idx, key=lambda i: pools[i]["count"] * pools[i]["gpu"].get("count", 0), default=None)
-    facts["primary_pool"] = f"node_pools[{primary}]" if primary is not None else Unknown(("node_pools[].gpu",))
+    facts["primary_pool"] = f"node_pools[{primary}]" if primary is not None else NO_GPU_POOL
     facts["memory"] = _memory(data, primary, policy)
     facts["host_ram_ratio"] = _host_ram_ratio(data, compute_idx)
     facts["link"] = _link(data, primary)
@@ -85,25 +92,22 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
     }
     if len(known) < len(gpus_per_node) or not compute_idx:
         needs = tuple(f"node_pools[{i}].gpu.count" for i, g in zip(compute_idx, gpus_per_node) if g is _MISSING)
-        unknown = Unknown(needs or ("node_pools[].gpu",))
+        unknown = Unknown(needs) if needs else NO_GPU_POOL
         counts.update(gpus_total=unknown, gpus_per_node_min=unknown, gpus_per_node_max=unknown)
     else:
         counts["gpus_total"] = sum(pools[i]["count"] * g for i, g in zip(compute_idx, known))
         counts["gpus_per_node_min"] = min(known)
         counts["gpus_per_node_max"] = max(known)
     mem = [fact(data, [f"node_pools[{i}].gpu.memory_gb", f"node_pools[{i}].gpu.count"], lambda m, c: m * c) for i in compute_idx]
-    missing = tuple(n for m in mem if isinstance(m, Unknown) for n in m.needs)
-    counts["gpu_memory_total_gb"] = Unknown(missing) if missing else sum(
-        pools[i]["count"] * m for i, m in zip(compute_idx, mem)
-    ) if compute_idx else Unknown(("node_pools[].gpu",))
+    counts["gpu_memory_total_gb"] = _sum(*(_scale(m, pools[i]["count"]) for i, m in zip(compute_idx, mem))) \
+        if compute_idx else NO_GPU_POOL
     return counts
 
 
 def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[str, Any]:
     """Per-GPU memory of the largest compute pool: model states (F1-F3) + activations (F4-F5)."""
     if primary is None:
-        unknown = Unknown(("node_pools[].gpu",))
-        return {k: unknown for k in ("model_states_gb", "activations_gb", "total_gb", "capacity_gb", "usable_gb",
+        return {k: NO_GPU_POOL for k in ("model_states_gb", "activations_gb", "total_gb", "capacity_gb", "usable_gb",
                                      "bytes_per_param", "host_offload_gb_per_node")}
     pool = f"node_pools[{primary}]"
     par = data["plan"].get("parallelism", {})
@@ -119,9 +123,7 @@ def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[s
     inputs = ["plan.model.parameters_billion"] + (["plan.parallelism.data"] if zero else [])
 
     def states(params_b: float, d: int = 1) -> Any:
-        if isinstance(bpp, Unknown):
-            return bpp
-        return physics.model_state_bytes_per_gpu(params_b * 1e9, zero, d, t, p, bpp, offload) / GB
+        return _apply(lambda b: physics.model_state_bytes_per_gpu(params_b * 1e9, zero, d, t, p, b, offload) / GB, bpp)
 
     model_states = fact(data, inputs, states)
     activations = fact(
@@ -134,17 +136,16 @@ def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[s
             L, p, v,
         ) / GB,
     )
+
     def host(params_b: float, gpus: int, d: int = 1) -> Any:
-        if isinstance(bpp, Unknown):
-            return bpp
-        return _round(physics.offload_host_bytes_per_gpu(params_b * 1e9, zero, d, t, p, bpp) * gpus / GB)
+        return _apply(lambda b: _round(physics.offload_host_bytes_per_gpu(params_b * 1e9, zero, d, t, p, b) * gpus / GB), bpp)
 
     offload_host = fact(data, ["plan.model.parameters_billion", f"{pool}.gpu.count"]
                         + (["plan.parallelism.data"] if zero else []), host)
     capacity = fact(data, [f"{pool}.gpu.memory_gb"], lambda m: m)
     reserve = policy["gpu_memory_reserve_pct"]
     total = _sum(model_states, activations)
-    usable = capacity if isinstance(capacity, Unknown) else _round(capacity * (1 - reserve / 100))
+    usable = _apply(lambda c: _round(c * (1 - reserve / 100)), capacity)
     return {
         "model_states_gb": _maybe_round(model_states),
         "activations_gb": _maybe_round(activations),
@@ -157,25 +158,22 @@ def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[s
 
 
 def _difference(a: Any, b: Any) -> Any:
-    missing = tuple(n for v in (a, b) if isinstance(v, Unknown) for n in v.needs)
-    return Unknown(missing) if missing else a - b
+    return _apply(lambda x, y: x - y, a, b)
 
 
 def _sum(*values: Any) -> Any:
-    missing = tuple(n for v in values if isinstance(v, Unknown) for n in v.needs)
-    return Unknown(missing) if missing else sum(values)
+    return _apply(lambda *known: sum(known), *values)
 
 
 def _maybe_round(value: Any) -> Any:
-    return value if isinstance(value, Unknown) else _round(value)
+    return _apply(_round, value)
 
 
 def _link(data: dict, primary: int | None) -> dict[str, Any]:
     """The primary pool's GPU-to-GPU link: the node's own (`intra_node_link`, e.g. an NVSwitch
     baseboard) when given, else the GPU's (`gpu.link`)."""
     if primary is None:
-        unknown = Unknown(("node_pools[].gpu",))
-        return {"kind": unknown, "bandwidth_gb_s": unknown, "max_gpus": unknown, "pcie_gb_s": unknown}
+        return {k: NO_GPU_POOL for k in ("kind", "bandwidth_gb_s", "max_gpus", "pcie_gb_s")}
     pool = f"node_pools[{primary}]"
     out = {"pcie_gb_s": fact(data, [f"{pool}.gpu.pcie.generation", f"{pool}.gpu.pcie.lanes"], physics.pcie_gb_s)}
     for key in ("kind", "bandwidth_gb_s", "max_gpus"):
@@ -191,10 +189,9 @@ def _host_ram_ratio(data: dict, compute_idx: list[int]) -> Any:
              lambda ram, mem, n: ram / (mem * n))
         for i in compute_idx
     ]
-    missing = tuple(n for r in ratios if isinstance(r, Unknown) for n in r.needs)
-    if missing or not ratios:
-        return Unknown(missing or ("node_pools[].host_ram_gb",))
-    return _round(min(ratios))
+    if not ratios:
+        return Unknown(("node_pools[].host_ram_gb",))
+    return _apply(lambda *known: _round(min(known)), *ratios)
 
 
 def _power(data: dict, pools: list[dict], policy: dict[str, float]) -> dict[str, Any]:
@@ -221,9 +218,9 @@ def _power(data: dict, pools: list[dict], policy: dict[str, float]) -> dict[str,
             "count": rack["count"],
             "load_kw": _maybe_round(load),
             "budget_kw": budget,
-            "budget_limit_kw": budget if isinstance(budget, Unknown) else _round(budget * (1 - policy["power_headroom_pct"] / 100)),
+            "budget_limit_kw": _apply(lambda kw: _round(kw * (1 - policy["power_headroom_pct"] / 100)), budget),
             "circuit_limit_kw": _maybe_round(circuit_limit),
-            "circuit_rating_needed_kw": load if isinstance(load, Unknown) else _round(load * 100 / policy["circuit_continuous_pct"]),
+            "circuit_rating_needed_kw": _apply(lambda kw: _round(kw * 100 / policy["circuit_continuous_pct"]), load),
             "cooling_capacity_kw": fact(data, [f"{at}.cooling_capacity_kw"], lambda kw: kw),
             "cooling": fact(data, [f"{at}.cooling"], lambda c: c),
         })
@@ -241,7 +238,7 @@ def _power(data: dict, pools: list[dict], policy: dict[str, float]) -> dict[str,
         "rack_groups": len(racks_out) if racks_out else Unknown(("facility.racks",)),
         "it_kw": _maybe_round(it_kw),
         "facility_capacity_kw": capacity,
-        "facility_limit_kw": capacity if isinstance(capacity, Unknown) else _round(capacity * (1 - policy["power_headroom_pct"] / 100)),
+        "facility_limit_kw": _apply(lambda kw: _round(kw * (1 - policy["power_headroom_pct"] / 100)), capacity),
         "racks": racks_out,
         "unracked_nodes": {p["name"]: p["count"] - racked.get(p["name"], 0) for p in pools if p["count"] > racked.get(p["name"], 0)},
         "ups_kw": fact(data, ["facility.ups.capacity_kva", "facility.ups.power_factor"], physics.ups_kw),
@@ -249,7 +246,7 @@ def _power(data: dict, pools: list[dict], policy: dict[str, float]) -> dict[str,
 
 
 def _scale(value: Any, times: float) -> Any:
-    return value if isinstance(value, Unknown) else value * times
+    return _apply(lambda v: v * times, value)
 
 
 def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
@@ -310,12 +307,6 @@ def _least(values: list[tuple[str, Any]], empty: str) -> Any:
     return min(v for _, v in values)
 
 
-def _apply(compute: Callable[..., Any], *values: Any) -> Any:
-    """compute(*values), or Unknown naming everything the unknown values need."""
-    missing = tuple(n for v in values if isinstance(v, Unknown) for n in v.needs)
-    return Unknown(missing) if missing else compute(*values)
-
-
 def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str, float]) -> dict[str, Any]:
     """Compute (F6) and time to train at the policy's MFU, against the target duration."""
     out: dict[str, Any] = {
@@ -326,7 +317,7 @@ def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str
         "target_days": fact(data, ["plan.target_duration_days"], lambda d: d),
     }
     if primary is None or isinstance(gpus_total, Unknown):
-        out["days"] = out["seconds"] = gpus_total if isinstance(gpus_total, Unknown) else Unknown(("node_pools[].gpu",))
+        out["days"] = out["seconds"] = gpus_total if isinstance(gpus_total, Unknown) else NO_GPU_POOL
         return out
     pool = f"node_pools[{primary}]"
 
@@ -353,8 +344,7 @@ def _nics(data: dict, primary: int | None) -> dict[str, Any]:
     whether every one is GPUDirect RDMA capable [gpudirect-rdma]."""
     keys = ("per_node", "gbps_per_node", "gbps_per_gpu", "min_rate_gbps", "rdma")
     if primary is None:
-        unknown = Unknown(("node_pools[].gpu",))
-        return {k: unknown for k in keys} | {"path": "node_pools"}
+        return {k: NO_GPU_POOL for k in keys} | {"path": "node_pools"}
     pool = f"node_pools[{primary}]"
     nics = get(data, f"{pool}.nics")
     if nics is _MISSING:
@@ -383,8 +373,7 @@ def _local_disk(data: dict, primary: int | None, checkpoint_tb: Any, nodes: int)
     [snia-ddf], and the node's share of one full checkpoint (F13 spread over the compute
     nodes, each writing its own shards)."""
     if primary is None:
-        unknown = Unknown(("node_pools[].gpu",))
-        return {"path": "node_pools", "usable_tb": unknown, "kind": unknown, "checkpoint_shard_tb": unknown}
+        return {"path": "node_pools", "usable_tb": NO_GPU_POOL, "kind": NO_GPU_POOL, "checkpoint_shard_tb": NO_GPU_POOL}
     at = f"node_pools[{primary}].local_nvme"
     return {
         "path": at,
@@ -525,7 +514,7 @@ def _pick(quotes: list[dict], date_of: Callable[[int, dict], Any], choose: Calla
     if not quotes:
         return Unknown(("procurement.quotes",))
     dates = [(date_of(i, q), i) for i, q in enumerate(quotes)]
-    missing = tuple(n for d, _ in dates if isinstance(d, Unknown) for n in d.needs)
+    missing = unknowns(d for d, _ in dates)
     if missing:
         return Unknown(missing)
     date, i = choose(dates)
