@@ -28,7 +28,7 @@ from . import __version__
 from .loader import Document
 from .numbers import num
 from .report.markdown import environment
-from .results import LAYERS, Result
+from .results import LAYERS, Result, one_line
 from .review import Review, today
 from .rules import RulePack, pack_digest
 from .signoff import check, content_digest, required_roles
@@ -124,7 +124,7 @@ def _to_confirm(result: Result, pack: RulePack) -> list[tuple[str, str]]:
     rule = pack.get(result.rule_id)
     hint = rule.spec.confirm if rule is not None else None
     if hint:
-        return details + [("Action", " ".join(hint.split()))]
+        return details + [("Action", one_line(hint))]
     actions: dict[str, list[str]] = {}
     for path in result.missing:
         actions.setdefault(action_for(path), []).append(path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .results import LAYERS
+from .results import LAYERS, one_line
 from .rules import Rule, RulePack
 
 _EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
@@ -29,7 +29,7 @@ def template_text(text: str) -> str:
         return f"<{expr}>"
 
     text = _BRANCH.sub(" (otherwise:) ", _EXPR.sub(placeholder, text))
-    return " ".join(_STMT.sub(" ", text).split())
+    return one_line(_STMT.sub(" ", text))
 
 
 def _tiers(rule: Rule) -> str:
@@ -63,20 +63,20 @@ def rule_text(rule: Rule, pack: RulePack) -> str:
         lines.append(f"only when: {s.applies_when}")
     if not s.waivable:
         lines.append("cannot be waived")
-    lines += ["", "What it checks:", f"  {s.title}.", f"  Requirement: {' '.join(s.require.split())}"]
+    lines += ["", "What it checks:", f"  {s.title}.", f"  Requirement: {one_line(s.require)}"]
     used = policy_used(rule)
     if used:
         lines.append("  Policy (defaults; a manifest's policy: section overrides them): "
                      + "; ".join(_policy_value(n, pack) for n in used))
     if s.why:
-        lines += ["", "Why it matters:", f"  {' '.join(s.why.split())}"]
+        lines += ["", "Why it matters:", f"  {one_line(s.why)}"]
     if s.example_fail:
         lines += ["", "Fails:"] + [f"  {line}" for line in s.example_fail.rstrip().splitlines()]
     if s.example_pass:
         lines += ["", "Passes:"] + [f"  {line}" for line in s.example_pass.rstrip().splitlines()]
     lines += ["", "Fix:", f"  {template_text(s.fix)}"]
     if s.confirm:
-        lines += ["", "When pending, to confirm:", f"  {' '.join(s.confirm.split())}"]
+        lines += ["", "When pending, to confirm:", f"  {one_line(s.confirm)}"]
     lines += ["", "Sources:"]
     lines += [f"  [{i}] {_cite(key, pack)}" for i, key in enumerate(s.cite, 1)]
     lines.append(f"\nDefined in {rule.file}:{rule.line}")
@@ -84,7 +84,7 @@ def rule_text(rule: Rule, pack: RulePack) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return one_line(text).replace("|", "\\|")
 
 
 def _anchor(rule: Rule) -> str:
@@ -104,12 +104,12 @@ def rule_markdown(rule: Rule, pack: RulePack) -> str:
     ]
     out = [f"### {s.id}: {s.title}", "", "| | |", "| --- | --- |"]
     out += [f"| {k} | {_md_cell(v)} |" for k, v in rows]
-    out += ["", f"**Checks:** `{_md_cell(s.require)}`", "", f"**Why it matters.** {' '.join((s.why or '').split())}", ""]
+    out += ["", f"**Checks:** `{_md_cell(s.require)}`", "", f"**Why it matters.** {one_line(s.why or '')}", ""]
     out += ["**Fails:**", "", "```yaml", s.example_fail.rstrip() if s.example_fail else "", "```", ""]
     out += ["**Passes:**", "", "```yaml", s.example_pass.rstrip() if s.example_pass else "", "```", ""]
     out += [f"**Message:** {template_text(s.message)}", "", f"**Fix:** {template_text(s.fix)}", ""]
     if s.confirm:
-        out += [f"**When pending, to confirm:** {' '.join(s.confirm.split())}", ""]
+        out += [f"**When pending, to confirm:** {one_line(s.confirm)}", ""]
     out += ["**Sources:** " + "; ".join(f"[{key}](#ref-{key})" for key in s.cite), ""]
     tests = ", ".join(f"{c.expect}: {c.name}" for c in s.tests)
     out += [f"**Tests ({len(s.tests)}):** {tests}", ""]

@@ -63,6 +63,12 @@ def file_finding(code: str, message: str, file: str, line: int, column: int, pat
     )
 
 
+def one_line(text: object) -> str:
+    """`text` on one line, runs of white space folded: templates wrap, and a line break from
+    a manifest must not start what looks like another finding."""
+    return " ".join(str(text).split())
+
+
 def dotted(path: tuple) -> str:
     """("node_pools", 0, "gpu") -> "node_pools[0].gpu"."""
     out = ""

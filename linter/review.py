@@ -16,7 +16,7 @@ from typing import Any
 from .catalog import CatalogRef, resolve
 from .facts import Unknown, derive
 from .loader import Document, InputError, load_file
-from .results import Result, dotted, file_finding, undotted
+from .results import Result, dotted, file_finding, one_line, undotted
 from .rules import Rule, RulePack
 from .validate import validate
 from .waivers import apply_waivers
@@ -208,8 +208,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
             if holds:
                 return result
             result.status = "fail"
-            result.message = " ".join(rule.message.render(**scope).split())
-            result.fix = " ".join(rule.fix.render(**scope).split())
+            result.message = one_line(rule.message.render(**scope))
+            result.fix = one_line(rule.fix.render(**scope))
     except MissingData as exc:
         locate()
         result.status = "pending"

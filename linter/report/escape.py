@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..results import one_line
+
 _MD = {
     "&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;",
     "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
@@ -14,5 +16,4 @@ _MD_RE = re.compile("[" + re.escape("".join(_MD)) + "]")
 
 def markdown(value: object) -> str:
     """Make `value` inert inline Markdown: no links, HTML, mentions, code or table breaks."""
-    text = " ".join(str(value).split())
-    return _MD_RE.sub(lambda m: _MD[m.group(0)], text)
+    return _MD_RE.sub(lambda m: _MD[m.group(0)], one_line(value))

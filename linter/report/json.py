@@ -39,6 +39,11 @@ def folders(pack: RulePack) -> list[str]:
     return ["(built-in)" if f.resolve() == builtin else str(f) for f in pack.folders]
 
 
+def dumps(document: Any) -> str:
+    """A report document as indented UTF-8 JSON; what JSON cannot carry becomes text."""
+    return json.dumps(finite(document), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+
+
 def citation(key: str, references: dict[str, dict[str, Any]]) -> dict[str, Any]:
     ref = references.get(key, {})
     return {"key": key, **{k: ref[k] for k in ("title", "publisher", "year", "section", "url") if ref.get(k) is not None}}
@@ -86,4 +91,4 @@ def document(reviews: list[Review], pack: RulePack, changes: list[Changes] | Non
 
 
 def render(reviews: list[Review], pack: RulePack, changes: list[Changes] | None = None) -> str:
-    return json.dumps(document(reviews, pack, changes), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    return dumps(document(reviews, pack, changes))

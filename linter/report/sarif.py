@@ -16,18 +16,17 @@ came from a manifest are escaped as the specification asks.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
 from ..diff import key
-from ..results import LAYERS, Result
+from ..results import LAYERS, Result, one_line
 from ..review import Review
 from ..rules import Rule, RulePack, pack_digest
 from . import reported
-from .json import finite
+from .json import dumps
 from .location import repo_relative
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -57,13 +56,13 @@ def _descriptor(rule: Rule, references: dict[str, dict[str, Any]]) -> dict[str, 
     spec = rule.spec
     sources = [references.get(c, {}) for c in spec.cite]
     source_lines = [f"- {s.get('title', c)} ({s.get('publisher', '')}, {s.get('year', '')})" for c, s in zip(spec.cite, sources)]
-    full = " ".join((spec.why or spec.title).split())
+    full = one_line(spec.why or spec.title)
     descriptor: dict[str, Any] = {
         "id": spec.id,
         "name": _name(spec.title),
         "shortDescription": {"text": spec.title},
         "fullDescription": {"text": full},
-        "help": {"text": f"{full}\n\nFix: {' '.join(spec.fix.split())}\n\nSources:\n" + "\n".join(source_lines)},
+        "help": {"text": f"{full}\n\nFix: {one_line(spec.fix)}\n\nSources:\n" + "\n".join(source_lines)},
         "defaultConfiguration": {"level": LEVEL[spec.severity]},
         "properties": {
             "tags": ["hwlint", LAYERS[rule.layer]],
@@ -147,4 +146,4 @@ def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
 
 
 def render(reviews: list[Review], pack: RulePack) -> str:
-    return json.dumps(finite(document(reviews, pack)), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    return dumps(document(reviews, pack))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..results import one_line
 from ..review import Review
 
 
@@ -17,20 +18,15 @@ def summary(review: Review) -> str:
     return f"{review.file}: " + ", ".join(parts) + tier
 
 
-def flat(text: object) -> str:
-    """One line: a line break that came from a manifest must not start a fake finding."""
-    return " ".join(str(text).split())
-
-
 def render(reviews: list[Review], verbose: bool = False) -> str:
     lines = []
     for review in reviews:
         for r in review.results:
             if r.status == "fail":
-                fix = f" Fix: {flat(r.fix)}" if r.fix and verbose else ""
-                lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {flat(r.message)}{fix}")
+                fix = f" Fix: {one_line(r.fix)}" if r.fix and verbose else ""
+                lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {one_line(r.message)}{fix}")
             elif r.status == "waived" or (verbose and r.status == "pending"):  # a waiver is always shown
-                lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.status} {flat(r.title)}: {flat(r.reason)}")
-        lines.extend(flat(e) for e in review.rule_errors)
+                lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.status} {one_line(r.title)}: {one_line(r.reason)}")
+        lines.extend(one_line(e) for e in review.rule_errors)
     lines.extend(summary(review) for review in reviews)
     return "\n".join(lines) + "\n"
