@@ -252,9 +252,7 @@ class BoundedTemplate(Template):
     """A template whose rendering stops at MAX_TEXT characters and TIME_BUDGET seconds."""
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        if _budget.armed:
-            return self._render(dict(*args, **kwargs))
-        with time_budget():
+        with time_budget():  # inside a running budget (a message rendered by a rule) this adds none
             return self._render(dict(*args, **kwargs))
 
     def _render(self, variables: dict) -> str:
@@ -272,10 +270,8 @@ class BoundedExpression(TemplateExpression):
     """An expression that stops after TIME_BUDGET seconds."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not _budget.armed:
-            with time_budget():
-                return super().__call__(*args, **kwargs)
-        return super().__call__(*args, **kwargs)
+        with time_budget():
+            return super().__call__(*args, **kwargs)
 
 
 def _refuse_long(value: Any, what: str) -> Any:
@@ -457,6 +453,6 @@ def references(template_ast: nodes.Node) -> list[tuple[str, tuple, int]]:
             else:
                 chain.append(0)
             current = current.node
-        if isinstance(current, nodes.Name) and current.name in ("manifest", "pool", "facts"):
+        if isinstance(current, nodes.Name) and current.name in ROOTS:
             found.append((current.name, tuple(reversed(chain)), node.lineno))
     return found
