@@ -8,7 +8,6 @@ it used so stale specs can be flagged.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from .loader import Document, plain_copy
 from .paths import data_dir
 from .results import Result, dotted, file_finding
+from .validate import suggest
 
 # Keys that describe the catalog entry itself, not the part.
 _ENTRY_ONLY = {"name", "aliases", "source", "as_of", "notes", "vendor", "memory_type", "kinds", "max_port_rate_gbps"}
@@ -89,8 +89,7 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
         entry = catalog.find(kind, name)
         if entry is None:
             line, column = doc.position(path)
-            close = difflib.get_close_matches(name, catalog.names(kind), n=1, cutoff=0.4)
-            hint = f'; did you mean "{close[0]}"?' if close else ""
+            hint = suggest(name, catalog.names(kind), cutoff=0.4)  # part names differ more than keys do
             findings.append(file_finding(
                 "CATALOG",
                 f'{dotted(path)} names "{name}", which is not in the catalog{hint}',

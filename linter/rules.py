@@ -9,7 +9,6 @@ that names the rule file and line; a rule is never silently dropped.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .loader import Document, InputError, load_file
 from .paths import data_dir
 from .results import LAYERS, dotted
+from .validate import explain_errors, suggest
 
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
 RULE_ID = r"^(GPU|LNK|NET|MEM|STO|PWR|OPS|BUY)[0-9]{3}$"
@@ -131,29 +131,24 @@ def environment() -> Any:
     return RuleEnvironment()
 
 
-def _yaml_safe(path: Path) -> Any:
-    return load_file(str(path)).data
-
-
 def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
     """The built-in rules (unless `builtin` is false) plus the rule folders in `extra`;
     served from the pack cache (linter.packcache) when no file it depends on changed."""
     from .packcache import cached
 
     folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
-    return cached(lambda: _build_pack(extra, builtin), folders, data_dir("schemas"))
-
-
-def _build_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
-    folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
     # Naming a folder twice (e.g. `--rules rules` in this repository) loads it once.
     folders = [f for i, f in enumerate(folders) if f.resolve() not in {g.resolve() for g in folders[:i]}]
+    return cached(lambda: _build_pack(folders), folders, data_dir("schemas"))
+
+
+def _build_pack(folders: list[Path]) -> RulePack:
     base = data_dir("rules")
     pack = RulePack(
         rules=[],
-        references=_yaml_safe(base / "references.yaml")["references"],
-        tiers=_yaml_safe(base / "tiers.yaml")["tiers"],
-        policy=_yaml_safe(base / "policy.yaml"),
+        references=load_file(str(base / "references.yaml")).data["references"],
+        tiers=load_file(str(base / "tiers.yaml")).data["tiers"],
+        policy=load_file(str(base / "policy.yaml")).data,
         folders=folders,
     )
     problems: list[str] = []
@@ -182,8 +177,6 @@ def _load_file(path: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
     except InputError as exc:
         problems.append(f"{path}:{exc.line}:{exc.column}: {exc.message}")
         return []
-    from .validate import explain_errors
-
     errors = explain_errors(_rule_validator(), doc)
     if errors:
         problems.extend(f"{path}:{r.line}:{r.column}: {r.message}" for r in errors)
@@ -200,7 +193,7 @@ def _load_file(path: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
 def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
     from jinja2 import TemplateSyntaxError
 
-    from .sandbox import check_template, compile_source
+    from .sandbox import check_template, compile_source, references
 
     env = environment()
     before = len(problems)
@@ -221,7 +214,7 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
         except RecursionError:
             problems.append(f"{where(key)}: {key} is nested too deeply to compile")
             continue
-        for root, path, _ in _references(ast):
+        for root, path, _ in references(ast):
             problem = check_reference(root, path)
             if problem:
                 problems.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
@@ -229,24 +222,13 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
     for ref in spec.cite:
         if ref not in pack.references:
             problems.append(f"{where('cite')}: cites \"{ref}\", which is not in rules/references.yaml"
-                            + _did_you_mean(ref, list(pack.references)))
+                            + suggest(ref, list(pack.references)))
     if spec.id[:3] not in LAYERS:
         problems.append(f"{where('id')}: unknown layer prefix")
     if len(problems) > before:
         return None
     line, _ = doc.position(("rules", index))
     return Rule(spec=spec, file=doc.path, line=line, **compiled)
-
-
-def _references(ast: Any) -> list[tuple[str, tuple, int]]:
-    from .sandbox import references
-
-    return references(ast)
-
-
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f'; did you mean "{close[0]}"?' if close else ""
 
 
 @lru_cache(maxsize=1)
@@ -282,7 +264,7 @@ def check_reference(root: str, path: tuple) -> str | None:
 
         name = path[0] if path else ""
         if name not in FACT_NAMES:
-            return "which is not a derived fact" + _did_you_mean(str(name), list(FACT_NAMES))
+            return "which is not a derived fact" + suggest(str(name), list(FACT_NAMES))
         return None
     node: Any = _schema_tree()
     if root == "pool":
@@ -297,7 +279,7 @@ def check_reference(root: str, path: tuple) -> str | None:
         if isinstance(step, int):
             continue
         if step not in node:
-            return "which is not in the manifest schema" + _did_you_mean(str(step), list(node))
+            return "which is not in the manifest schema" + suggest(str(step), list(node))
         node = node[step]
     return None
 

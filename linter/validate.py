@@ -47,8 +47,9 @@ def inline_refs(node: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
-def suggest(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+def suggest(word: str, choices: list[str], cutoff: float = 0.6) -> str:
+    """'; did you mean "X"?' for the closest choice, or nothing."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=cutoff)
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
