@@ -222,9 +222,9 @@ def rules_test(folder: str | None) -> None:
 @cli.command()
 def schema() -> None:
     """Print the manifest JSON Schema."""
-    from .schema import schema_path
+    from .paths import manifest_schema_path
 
-    click.echo(schema_path().read_text(encoding="utf-8"), nl=False)
+    click.echo(manifest_schema_path().read_text(encoding="utf-8"), nl=False)
 
 
 @cli.command()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -13,3 +16,14 @@ def data_dir(name: str) -> Path:
     if installed.is_dir():
         return installed
     return _PACKAGE.parent / name
+
+
+def manifest_schema_path() -> Path:
+    return data_dir("schemas") / "manifest.schema.json"
+
+
+@lru_cache(maxsize=1)
+def manifest_schema_json() -> dict[str, Any]:
+    """The committed manifest schema, read once per process (validation, the quick check and
+    the rule loader's field check all use it)."""
+    return json.loads(manifest_schema_path().read_text(encoding="utf-8"))

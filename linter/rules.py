@@ -234,9 +234,9 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
 @lru_cache(maxsize=1)
 def _schema_tree() -> dict[str, Any]:
     """The manifest schema as nested {key: subtree}; lists are stepped through."""
-    from .schema import schema_path
+    from .paths import manifest_schema_json
 
-    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    schema = manifest_schema_json()
     defs = schema.get("$defs", {})
 
     def tree(node: dict, depth: int = 0) -> Any:

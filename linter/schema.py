@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema
 
-from .paths import data_dir
+from .paths import data_dir, manifest_schema_path
 
 
 class _OmitNull(GenerateJsonSchema):
@@ -42,13 +42,9 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
-def schema_path():
-    return data_dir("schemas") / "manifest.schema.json"
-
-
 if __name__ == "__main__":
     from .rules import rule_schema
 
-    for path, schema in ((schema_path(), manifest_schema()), (data_dir("schemas") / "rule.schema.json", rule_schema())):
+    for path, schema in ((manifest_schema_path(), manifest_schema()), (data_dir("schemas") / "rule.schema.json", rule_schema())):
         path.write_text(render(schema), encoding="utf-8")
         print(f"wrote {path}")

@@ -8,13 +8,12 @@ valid spelling.
 from __future__ import annotations
 
 import difflib
-import json
 from functools import lru_cache
 from typing import Any
 
 from .loader import Document
 from .results import Result, dotted, file_finding
-from .schema import schema_path
+from .paths import manifest_schema_json
 
 _TYPE_WORDS = {
     "integer": "a whole number",
@@ -30,7 +29,7 @@ _TYPE_WORDS = {
 def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
-    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    schema = manifest_schema_json()
     return Draft202012Validator(inline_refs(schema, schema.get("$defs", {})))
 
 
@@ -77,7 +76,7 @@ def validate(doc: Document) -> list[Result]:
 def _quick_check() -> Any:
     from .quickcheck import compile_schema
 
-    return compile_schema(json.loads(schema_path().read_text(encoding="utf-8")))
+    return compile_schema(manifest_schema_json())
 
 
 def explain_errors(validator: Any, doc: Document) -> list[Result]:
