@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .facts import Unknown
-from .loader import MAX_BYTES, InputError, decode, load_text
+from .loader import InputError, load_bytes
 from .numbers import num
 from .results import Result
 from .review import Review, not_loaded, review_document
@@ -115,12 +115,9 @@ def compare(old: Review | None, new: Review, base: str) -> Changes:
 def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: Any) -> Review:
     """Review manifest bytes that are not on disk (a base version) as if they were `path`."""
     try:
-        if len(raw) > MAX_BYTES:
-            raise InputError(f"the base version is {len(raw):,} bytes; manifests are limited to {MAX_BYTES:,} bytes", code="IO")
-        doc = load_text(decode(raw), path)
+        doc = load_bytes(raw, path)
     except InputError as exc:
         return not_loaded(path, exc)
-    doc.raw = raw
     return review_document(doc, pack, tier, selected)
 
 

@@ -114,7 +114,13 @@ def decode(raw: bytes) -> str:
 
 
 def load_file(path: str) -> Document:
-    raw = read_bytes(path)
+    return load_bytes(read_bytes(path), path)
+
+
+def load_bytes(raw: bytes, path: str) -> Document:
+    """A manifest's bytes (from disk, or a base version from git) as a Document named `path`."""
+    if len(raw) > MAX_BYTES:  # read_bytes has checked a file already; a git blob has not
+        raise InputError(_too_big(f"{len(raw):,} bytes"), code="IO")
     doc = load_text(decode(raw), path)
     doc.raw = raw
     return doc
