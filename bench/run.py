@@ -140,7 +140,7 @@ def bulk(reps: int, count: int = 1000) -> None:
 def grown(pools: int) -> str:
     """The typical manifest with `pools` node pools: its two, plus small storage pools."""
     sys.path.insert(0, str(ROOT))
-    from linter.loader import load_file
+    from linter.manifest.loader import load_file
 
     data = load_file(str(TYPICAL)).data
     extra = [{"name": f"store-{i:05d}", "role": "storage", "count": 1, "host_ram_gb": 256, "max_power_kw": 0.8}

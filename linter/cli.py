@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import click
 
-from . import __version__
+from linter import __version__
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 TIERS = ("single-gpu", "single-node", "multi-node", "large-cluster")
@@ -37,7 +37,7 @@ def _selector(select: str | None, ignore: str | None) -> Any:
 
 
 def _load_pack(extra: Sequence[str]) -> Any:
-    from .rules import RuleLoadError, load_pack
+    from linter.engine.rules import RuleLoadError, load_pack
 
     try:
         return load_pack(list(extra))
@@ -60,7 +60,7 @@ def _write(text: str, output: str | None) -> None:
 
 def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None) -> list[tuple[str, str | None]]:
     """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)]."""
-    from .report import TargetError, targets
+    from linter.report import TargetError, targets
 
     try:
         chosen = targets(formats, output)
@@ -73,7 +73,7 @@ def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, .
 
 
 def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any) -> list[Any]:
-    from .diff import BaseError, against_ref
+    from linter.engine.changes import BaseError, against_ref
 
     try:
         return [against_ref(r, ref, pack, tier, selected) for r in reviews]
@@ -128,8 +128,8 @@ def review_options(command: Any) -> Any:
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
           ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool, base: str | None) -> None:
     """Review manifest FILES and report findings."""
-    from .bulk import review_files
-    from .report import render
+    from linter.engine.bulk import review_files
+    from linter.report import render
 
     outputs = _outputs(formats, output)
     pack = _load_pack(rule_dirs)
@@ -152,8 +152,9 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
 
     Formats: text, markdown, json. Exit 1 when NEW introduces a failure at the --fail-on level.
     """
-    from .diff import compare, report
-    from .review import review_file
+    from linter.engine.changes import compare
+    from linter.report import render_diff
+    from linter.engine.review import review_file
 
     outputs = _outputs(formats, output, allowed=("text", "markdown", "json"))
     pack = _load_pack(rule_dirs)
@@ -161,7 +162,7 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     before, after = review_file(old, pack, tier, selected), review_file(new, pack, tier, selected)
     changes = compare(before, after, old)
     for fmt, path in outputs:
-        _write(report(fmt, changes, after, pack), path)
+        _write(render_diff(fmt, changes, after, pack), path)
     if after.unreadable or after.rule_errors:
         raise Exit(2)
     threshold = SEVERITY_RANK[fail_on]
@@ -188,7 +189,7 @@ def rules_list(rule_dirs: tuple[str, ...]) -> None:
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
 def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
     """Explain one rule: what, why, example, fix, tiers, sources."""
-    from .docs import rule_text
+    from linter.report.docs import rule_text
 
     pack = _load_pack(rule_dirs)
     rule = pack.get(rule_id.upper())
@@ -206,7 +207,7 @@ def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
 @click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False))
 def rules_test(folder: str | None) -> None:
     """Run the rules' own pass/fail cases (the built-in pack, or the rules in FOLDER)."""
-    from .casetest import run_pack
+    from linter.engine.casetest import run_pack
 
     pack = _load_pack([folder] if folder else [])
     outcomes = run_pack(pack, Path(folder) if folder else None)
@@ -222,7 +223,7 @@ def rules_test(folder: str | None) -> None:
 @cli.command()
 def schema() -> None:
     """Print the manifest JSON Schema."""
-    from .paths import manifest_schema_path
+    from linter.paths import manifest_schema_path
 
     click.echo(manifest_schema_path().read_text(encoding="utf-8"), nl=False)
 
@@ -232,7 +233,7 @@ def schema() -> None:
 @click.option("--force", is_flag=True, help="overwrite an existing file")
 def init(path: str, force: bool) -> None:
     """Write a commented starter manifest to PATH (default cluster.hw.yaml)."""
-    from .paths import data_dir
+    from linter.paths import data_dir
 
     target = Path(path)
     if target.exists() and not force:
@@ -242,13 +243,13 @@ def init(path: str, force: bool) -> None:
     click.echo(f"wrote {path}; fill it in, then run: hwlint check {path}")
 
 
-# --- checklist, sign-off and verify (linter/checklist.py, linter/signoff.py) -----------
+# --- checklist, sign-off and verify (linter/signoff/) -----------
 
 
 def _reviewed(file: str, pack: Any, tier: str | None = None) -> tuple[Any, Any]:
     """Load and review one manifest; a manifest that cannot be reviewed ends the command (exit 2)."""
-    from .loader import InputError, load_file
-    from .review import review_document
+    from linter.manifest.loader import InputError, load_file
+    from linter.engine.review import review_document
 
     try:
         doc = load_file(file)
@@ -272,7 +273,7 @@ def _reviewed(file: str, pack: Any, tier: str | None = None) -> tuple[Any, Any]:
 def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...]) -> None:
     """Write the sign-off checklist of manifest FILE: every rule as a Markdown task, grouped by
     layer, with the sign-off table. Exit 0 when written, whatever the items say."""
-    from .checklist import render
+    from linter.signoff.checklist import render
 
     pack = _load_pack(rule_dirs)
     doc, review = _reviewed(file, pack, tier)
@@ -289,9 +290,9 @@ def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[
 def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tuple[str, ...]) -> None:
     """Record ROLE's sign-off in manifest FILE, bound to its content and the rule pack.
     Only the signoffs: section of the file is rewritten."""
-    from .review import today
-    from .rules import pack_digest
-    from .signoff import SignoffError, blocking, record_signoff
+    from linter.engine.review import today
+    from linter.engine.rules import pack_digest
+    from linter.signoff.records import SignoffError, blocking, record_signoff
 
     pack = _load_pack(rule_dirs)
     _, review = _reviewed(file, pack)
@@ -321,8 +322,8 @@ def verify(file: str, allowed_signers: str | None, rule_dirs: tuple[str, ...]) -
     """Check the sign-offs recorded in manifest FILE: valid, stale (manifest or rule pack
     changed) or missing. Exit 0 only when every required role holds a valid sign-off and no
     failing result remains unwaived; 1 otherwise."""
-    from .rules import pack_digest
-    from .signoff import SignoffError, check, report
+    from linter.engine.rules import pack_digest
+    from linter.signoff.records import SignoffError, check, report
 
     pack = _load_pack(rule_dirs)
     doc, review = _reviewed(file, pack)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema
 
-from .paths import data_dir, manifest_schema_path
+from linter.paths import data_dir, manifest_schema_path
 
 
 class _OmitNull(GenerateJsonSchema):
@@ -30,7 +30,7 @@ class _OmitNull(GenerateJsonSchema):
 
 
 def manifest_schema() -> dict[str, Any]:
-    from .model import Manifest
+    from linter.manifest.model import Manifest
 
     schema = Manifest.model_json_schema(by_alias=True, schema_generator=_OmitNull)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -43,7 +43,7 @@ def render(schema: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    from .rules import rule_schema
+    from linter.engine.rules import rule_schema
 
     for path, schema in ((manifest_schema_path(), manifest_schema()), (data_dir("schemas") / "rule.schema.json", rule_schema())):
         path.write_text(render(schema), encoding="utf-8")

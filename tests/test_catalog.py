@@ -6,8 +6,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from conftest import ROOT
-from linter.catalog import load_catalog
-from linter.model import CatalogGpu, CatalogNic, CatalogSwitch, CatalogSystem
+from linter.manifest.catalog import load_catalog
+from linter.manifest.model import CatalogGpu, CatalogNic, CatalogSwitch, CatalogSystem
 
 MODELS = {"gpus": CatalogGpu, "nics": CatalogNic, "switches": CatalogSwitch, "systems": CatalogSystem}
 

@@ -24,7 +24,7 @@ ITEM = re.compile(r"^- \[(?P<box>[ x])\] \*\*(?P<id>[A-Z]{3}\d{3})\*\* .*?: \*\*
 
 
 def pack_digest() -> str:
-    from linter.rules import load_pack, pack_digest
+    from linter.engine.rules import load_pack, pack_digest
 
     return pack_digest(load_pack())
 
@@ -59,7 +59,7 @@ def test_checklist_matches_golden(hwlint, example, monkeypatch):
 @pytest.mark.parametrize("example", EXAMPLE_FILES, ids=lambda p: p.name)
 def test_every_rule_is_one_item_under_its_layer(hwlint, example):
     from linter.results import LAYERS as NAMES
-    from linter.rules import load_pack
+    from linter.engine.rules import load_pack
 
     text = hwlint("checklist", example).out
     headings = [line[3:] for line in text.splitlines() if line.startswith("## ")]

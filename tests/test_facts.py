@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import EXAMPLES
-from linter.facts import Unknown
-from linter.review import review_file
-from linter.rules import load_pack
+from linter.physics.facts import Unknown
+from linter.engine.review import review_file
+from linter.engine.rules import load_pack
 
 
 @pytest.fixture(scope="module")

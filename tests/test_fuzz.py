@@ -143,7 +143,7 @@ def test_a_manifest_valid_by_the_schema_is_reviewed_cleanly(tmp_path_factory, ma
 @FUZZ
 @given(manifest=from_schema(SCHEMA))
 def test_the_loader_reads_back_exactly_what_was_written(tmp_path_factory, manifest):
-    from linter.loader import load_file
+    from linter.manifest.loader import load_file
 
     path = write(tmp_path_factory.mktemp("gen"), manifest)
     assert load_file(str(path)).data == _without_nulls(manifest)
@@ -179,7 +179,7 @@ def _paths(value, prefix=()):
 
 @st.composite
 def mutated_data(draw):
-    from linter.loader import load_file
+    from linter.manifest.loader import load_file
 
     data = load_file(str(draw(st.sampled_from(SOURCES)))).data
     for _ in range(draw(st.integers(1, 3))):
@@ -241,7 +241,7 @@ def test_a_damaged_file_gets_findings_or_a_clean_error(tmp_path_factory, raw):
 
 def test_many_files_give_the_same_report_in_workers_as_in_one_process(tmp_path, monkeypatch):
     """Enough files to be split over worker processes: same bytes, same exit code."""
-    from linter.bulk import MIN_PARALLEL
+    from linter.engine.bulk import MIN_PARALLEL
 
     paths = []
     for i in range(MIN_PARALLEL + 6):
@@ -268,7 +268,7 @@ def _schema_errors(data) -> list:
 @given(manifest=from_schema(SCHEMA))
 def test_the_quick_schema_check_accepts_valid_manifests(manifest):
     """The fast path must actually be taken for valid manifests (else it only costs)."""
-    from linter.quickcheck import compile_schema
+    from linter.manifest.quickcheck import compile_schema
 
     assert compile_schema(SCHEMA)(manifest) and not _schema_errors(manifest)
 
@@ -277,7 +277,7 @@ def test_the_quick_schema_check_accepts_valid_manifests(manifest):
 @given(data=mutated_data())
 def test_the_quick_schema_check_never_accepts_what_jsonschema_rejects(data):
     """Soundness: when the quick check says valid, jsonschema finds nothing either."""
-    from linter.quickcheck import compile_schema
+    from linter.manifest.quickcheck import compile_schema
 
     if compile_schema(SCHEMA)(data):
         assert not _schema_errors(data)
@@ -287,7 +287,7 @@ def test_the_quick_schema_check_never_accepts_what_jsonschema_rejects(data):
 def test_the_quick_schema_check_is_strict_about_types(value, valid):
     """manifest_version is the constant 1: true and 1.0 are not 1 for the quick check
     (jsonschema then decides), "1" is wrong for both."""
-    from linter.quickcheck import compile_schema
+    from linter.manifest.quickcheck import compile_schema
 
     manifest = {"manifest_version": value, "name": "x", "plan": {"goal": "pretrain"}, "node_pools": [{"name": "a", "count": 1}]}
     assert compile_schema(SCHEMA)(manifest) is valid

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import EXAMPLES
-from linter import physics
-from linter.facts import Unknown
-from linter.review import review_file
-from linter.rules import load_pack
+from linter.physics import formulas as physics
+from linter.physics.facts import Unknown
+from linter.engine.review import review_file
+from linter.engine.rules import load_pack
 
 PACK = load_pack()
 

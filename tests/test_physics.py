@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from linter import physics
+from linter.physics import formulas as physics
 
 GB = 1e9
 

@@ -11,8 +11,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from conftest import ROOT
-from linter.docs import policy_used
-from linter.rules import load_pack
+from linter.report.docs import policy_used
+from linter.engine.rules import load_pack
 
 PACK = load_pack()
 IDS = [r.id for r in PACK.rules]
@@ -59,9 +59,9 @@ def test_rules_show_an_unknown_rule_suggests_one(hwlint):
 
 
 def test_rules_md_is_generated_from_the_rules():
-    fresh = subprocess.run([sys.executable, "-m", "linter.docs"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    fresh = subprocess.run([sys.executable, "-m", "linter.report.docs"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     committed = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
-    assert committed == fresh, "docs/rules.md is stale: run `python -m linter.docs > docs/rules.md`"
+    assert committed == fresh, "docs/rules.md is stale: run `python -m linter.report.docs > docs/rules.md`"
     for rule in PACK.rules:
         assert f"### {rule.id}: {rule.spec.title}" in committed
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, ROOT, hwlint_process
-from linter.casetest import run_case
-from linter.rules import load_pack
+from linter.engine.casetest import run_case
+from linter.engine.rules import load_pack
 
 PACK = load_pack()
 CASES = [(rule, case) for rule in PACK.rules for case in rule.spec.tests]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import ROOT
-from linter.rules import rule_schema
+from linter.engine.rules import rule_schema
 from linter.schema import manifest_schema, render
 
 
@@ -16,7 +16,7 @@ def test_manifest_schema_is_current():
 
 def test_rule_schema_is_current():
     committed = (ROOT / "schemas" / "rule.schema.json").read_text(encoding="utf-8")
-    assert committed == render(rule_schema()), "regenerate schemas/rule.schema.json from linter.rules.rule_schema()"
+    assert committed == render(rule_schema()), "regenerate schemas/rule.schema.json from linter.engine.rules.rule_schema()"
 
 
 def test_manifest_schema_forbids_unknown_keys_everywhere():

@@ -152,7 +152,7 @@ def test_signing_again_replaces_that_roles_record(hwlint, good):
 
 
 def test_records_role_name_date_and_both_digests(hwlint, good):
-    from linter.rules import load_pack, pack_digest
+    from linter.engine.rules import load_pack, pack_digest
 
     checklist = hwlint("checklist", good).out
     content = re.search(r"\| Content digest \(what sign-offs bind to\) \| (sha256:[0-9a-f]{64}) \|", checklist)[1]
@@ -191,7 +191,7 @@ def test_an_unreviewable_manifest_is_not_signed(hwlint, tmp_path):
 def test_a_flow_style_manifest_is_refused_clearly(hwlint, tmp_path):
     import json
 
-    from linter.loader import load_file
+    from linter.manifest.loader import load_file
 
     path = tmp_path / "m.hw.yaml"
     path.write_text(json.dumps(load_file(str(GOOD)).data))

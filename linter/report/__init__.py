@@ -26,7 +26,7 @@ REGISTRY: dict[str, str] = {
 # What a reporter may ask for by naming it as a keyword parameter:
 #   pack        the RulePack (rules, references, folders)
 #   references  pack.references;  rule_count  len(pack.rules)
-#   verbose     --verbose;        changes     [diff.Changes] when --base was given, else None
+#   verbose     --verbose;        changes     [linter.engine.changes.Changes] when --base was given, else None
 
 
 def reported(reviews: list[Any]) -> Iterator[Any]:
@@ -51,14 +51,14 @@ def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, chan
     options = {k: v for k, v in offered.items() if k in wanted}
     before = after = ""
     if changes is not None and "changes" not in wanted and name in ("text", "markdown"):
-        from .. import diff
+        from linter.report import changes as diff
 
         if name == "text":
             after = diff.render_text(changes)
         else:
             before = diff.render_markdown(changes)
             if "limit" in wanted:  # the whole comment, diff included, must still fit
-                from .fit import size
+                from linter.report.fit import size
 
                 options["limit"] = max(0, wanted["limit"].default - size(before))
     return before + function(reviews, **options) + after
@@ -87,3 +87,14 @@ def targets(values: tuple[str, ...] | list[str], output: str | None) -> list[tup
             f"formats {', '.join(to_stdout)} would all go to standard output; give each but one a file as FORMAT:PATH"
         )
     return out
+
+
+def render_diff(fmt: str, changes: Any, new: Any, pack: Any) -> str:
+    """`hwlint diff` output: the changes alone (text, Markdown), or the JSON report of NEW with them."""
+    if fmt == "json":
+        return render("json", [new], pack, changes=[changes])
+    from linter.report import changes as diff
+
+    if fmt == "markdown":
+        return diff.render_markdown([changes]).removesuffix("\n---\n\n")
+    return diff.render_text([changes])

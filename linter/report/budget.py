@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..facts import Unknown
-from ..numbers import num
-from ..review import Review
+from linter.physics.facts import Unknown
+from linter.numbers import num
+from linter.engine.review import Review
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..results import one_line
+from linter.results import one_line
 
 _MD = {
     "&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;",

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from ..results import Result
-from ..review import Review
+from linter.results import Result
+from linter.engine.review import Review
 
 GITHUB_LIMIT = 65_536  # GitHub's limit on the body of one comment, in characters
 MARKER_RESERVE = 256  # room for the hidden marker a bot puts before the review to find its comment again

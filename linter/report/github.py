@@ -11,9 +11,9 @@ separate properties). Rule-pack errors are annotations without a file.
 
 from __future__ import annotations
 
-from ..review import Review
-from . import reported
-from .location import repo_relative
+from linter.engine.review import Review
+from linter.report import reported
+from linter.report.location import repo_relative
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 

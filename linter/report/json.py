@@ -14,10 +14,11 @@ import math
 from dataclasses import asdict
 from typing import Any
 
-from .. import __version__
-from ..diff import Changes, as_json, budget_figures
-from ..review import Review
-from ..rules import RulePack, pack_digest
+from linter import __version__
+from linter.engine.changes import Changes, budget_figures
+from linter.report.changes import as_json
+from linter.engine.review import Review
+from linter.engine.rules import RulePack, pack_digest
 
 FORMAT_VERSION = 1
 
@@ -33,7 +34,7 @@ def finite(value: Any) -> Any:
 
 
 def folders(pack: RulePack) -> list[str]:
-    from ..paths import data_dir
+    from linter.paths import data_dir
 
     builtin = data_dir("rules").resolve()
     return ["(built-in)" if f.resolve() == builtin else str(f) for f in pack.folders]

@@ -10,13 +10,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .. import __version__
-from ..numbers import num
-from ..paths import data_dir
-from ..results import LAYERS, Result
-from ..review import Review
-from . import budget, fit
-from .escape import markdown
+from linter import __version__
+from linter.numbers import num
+from linter.paths import data_dir
+from linter.results import LAYERS, Result
+from linter.engine.review import Review
+from linter.report import budget, fit
+from linter.report.escape import markdown
 
 
 class Trusted(str):

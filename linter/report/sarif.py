@@ -20,14 +20,14 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from .. import __version__
-from ..diff import key
-from ..results import LAYERS, Result, one_line
-from ..review import Review
-from ..rules import Rule, RulePack, pack_digest
-from . import reported
-from .json import dumps
-from .location import repo_relative
+from linter import __version__
+from linter.engine.changes import key
+from linter.results import LAYERS, Result, one_line
+from linter.engine.review import Review
+from linter.engine.rules import Rule, RulePack, pack_digest
+from linter.report import reported
+from linter.report.json import dumps
+from linter.report.location import repo_relative
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..results import one_line
-from ..review import Review
+from linter.results import one_line
+from linter.engine.review import Review
 
 
 def summary(review: Review) -> str:

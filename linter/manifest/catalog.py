@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .loader import Document, plain_copy
-from .paths import data_dir
-from .results import Result, dotted, file_finding
-from .validate import suggest
+from linter.manifest.loader import Document, plain_copy
+from linter.paths import data_dir
+from linter.results import Result, dotted, file_finding
+from linter.manifest.validate import suggest
 
 # Keys that describe the catalog entry itself, not the part.
 _ENTRY_ONLY = {"name", "aliases", "source", "as_of", "notes", "vendor", "memory_type", "kinds", "max_port_rate_gbps"}
@@ -57,7 +57,7 @@ def _norm(name: str) -> str:
 
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
-    from .loader import load_file
+    from linter.manifest.loader import load_file
 
     catalog = Catalog()
     folder = data_dir("catalog")

@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .loader import Document, InputError, load_file
-from .paths import data_dir
-from .results import LAYERS, dotted
-from .validate import explain_errors, suggest
+from linter.manifest.loader import Document, InputError, load_file
+from linter.paths import data_dir
+from linter.results import LAYERS, dotted
+from linter.manifest.validate import explain_errors, suggest
 
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
 RULE_ID = r"^(GPU|LNK|NET|MEM|STO|PWR|OPS|BUY)[0-9]{3}$"
@@ -124,17 +124,10 @@ def _rule_validator() -> Any:
     return Draft202012Validator(json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8")))
 
 
-@lru_cache(maxsize=1)
-def environment() -> Any:
-    from .sandbox import RuleEnvironment
-
-    return RuleEnvironment()
-
-
 def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
     """The built-in rules (unless `builtin` is false) plus the rule folders in `extra`;
     served from the pack cache (linter.packcache) when no file it depends on changed."""
-    from .packcache import cached
+    from linter.engine.packcache import cached
 
     folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
     # Naming a folder twice (e.g. `--rules rules` in this repository) loads it once.
@@ -193,7 +186,7 @@ def _load_file(path: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
 def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
     from jinja2 import TemplateSyntaxError
 
-    from .sandbox import check_template, compile_source, references
+    from linter.engine.sandbox import check_template, compile_source, environment, references
 
     env = environment()
     before = len(problems)
@@ -234,7 +227,7 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
 @lru_cache(maxsize=1)
 def _schema_tree() -> dict[str, Any]:
     """The manifest schema as nested {key: subtree}; lists are stepped through."""
-    from .paths import manifest_schema_json
+    from linter.paths import manifest_schema_json
 
     schema = manifest_schema_json()
     defs = schema.get("$defs", {})
@@ -260,7 +253,7 @@ def _schema_tree() -> dict[str, Any]:
 def check_reference(root: str, path: tuple) -> str | None:
     """None if `root.path` can exist, else the problem in words."""
     if root == "facts":
-        from .facts import FACT_NAMES
+        from linter.physics.facts import FACT_NAMES
 
         name = path[0] if path else ""
         if name not in FACT_NAMES:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 KEEP = 8  # cached packs kept; older ones are removed when a new one is written
-_LINTER = Path(__file__).resolve().parent
+_LINTER = Path(__file__).resolve().parents[1]  # the whole package: its code is in the key
 
 
 def directory() -> Path | None:
@@ -90,8 +90,7 @@ class _Pickler(pickle.Pickler):
 
 class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid: Any) -> Any:
-        from .rules import environment
-        from .sandbox import from_code
+        from linter.engine.sandbox import environment, from_code
 
         tag, kind, code = pid
         if tag != "jinja":

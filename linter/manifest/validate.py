@@ -11,9 +11,9 @@ import difflib
 from functools import lru_cache
 from typing import Any
 
-from .loader import Document
-from .results import Result, dotted, file_finding
-from .paths import manifest_schema_json
+from linter.manifest.loader import Document
+from linter.results import Result, dotted, file_finding
+from linter.paths import manifest_schema_json
 
 _TYPE_WORDS = {
     "integer": "a whole number",
@@ -74,7 +74,7 @@ def validate(doc: Document) -> list[Result]:
 
 @lru_cache(maxsize=1)
 def _quick_check() -> Any:
-    from .quickcheck import compile_schema
+    from linter.manifest.quickcheck import compile_schema
 
     return compile_schema(manifest_schema_json())
 

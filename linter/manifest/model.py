@@ -342,7 +342,7 @@ Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
 class Signoff(Strict):
-    """A sign-off recorded by `hwlint signoff` (see linter.signoff); edit it by signing again."""
+    """A sign-off recorded by `hwlint signoff` (see linter.signoff.records); edit it by signing again."""
 
     role: Text
     name: Text

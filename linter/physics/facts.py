@@ -2,7 +2,7 @@
 
 Every fact is either a value or `Unknown(needs)`, naming the manifest fields that would
 decide it; a rule that reads an unknown fact is *pending* on exactly those fields. The
-arithmetic lives in linter.physics; this module only gathers its inputs.
+arithmetic lives in linter.physics.formulas; this module only gathers its inputs.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import physics
-from .results import undotted
+from linter.physics import formulas as physics
+from linter.results import undotted
 
 GB = 1e9
 TB = 1e12

@@ -22,7 +22,7 @@ _work: tuple[Any, ...] = ()  # (pack, tier, selected), inherited by the forked w
 
 def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any) -> list[Any]:
     """One review per file, in order."""
-    from .review import review_file
+    from linter.engine.review import review_file
 
     jobs = _jobs(len(files))
     if jobs > 1:
@@ -57,7 +57,7 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...]) -> list[
 
 
 def _review_one(path: str) -> Any:
-    from .review import review_file
+    from linter.engine.review import review_file
 
     pack, tier, selected = _work
     return review_file(path, pack, tier, selected)

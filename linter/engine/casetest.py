@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .loader import Document, InputError, load_file
-from .results import undotted
-from .review import review_document
-from .rules import Rule, RuleCase, RulePack
+from linter.manifest.loader import Document, InputError, load_file
+from linter.results import undotted
+from linter.engine.review import review_document
+from linter.engine.rules import Rule, RuleCase, RulePack
 
 
 @dataclass

@@ -13,13 +13,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .catalog import CatalogRef, resolve
-from .facts import Unknown, derive
-from .loader import Document, InputError, load_file
-from .results import Result, dotted, file_finding, one_line, undotted
-from .rules import Rule, RulePack
-from .validate import validate
-from .waivers import apply_waivers
+from linter.manifest.catalog import CatalogRef, resolve
+from linter.physics.facts import Unknown, derive
+from linter.manifest.loader import Document, InputError, load_file
+from linter.results import Result, dotted, file_finding, one_line, undotted
+from linter.engine.rules import Rule, RulePack
+from linter.manifest.validate import validate
+from linter.engine.waivers import apply_waivers
 
 
 @dataclass
@@ -109,7 +109,7 @@ def _model_dump(data: dict, doc: Document) -> dict | list[Result]:
     keyed as in the manifest, without the values the manifest leaves out."""
     from pydantic import ValidationError
 
-    from .model import Manifest
+    from linter.manifest.model import Manifest
 
     try:
         manifest = Manifest.model_validate(data)
@@ -145,8 +145,8 @@ def _primary_pool(data: dict, facts: dict) -> dict | None:
 
 
 def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -> tuple[str, str]:
-    from .rules import environment
-    from .sandbox import MissingData, Recorder, compiled, wrap
+    from linter.engine.sandbox import environment
+    from linter.engine.sandbox import MissingData, Recorder, compiled, wrap
 
     if override:
         return override, "set on the command line (--tier)"
@@ -168,7 +168,7 @@ def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -
 
 
 def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str) -> Result:
-    from .sandbox import Missing, MissingData, Recorder, time_budget, wrap
+    from linter.engine.sandbox import Missing, MissingData, Recorder, time_budget, wrap
 
     spec = rule.spec
     recorder = Recorder()

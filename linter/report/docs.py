@@ -1,7 +1,7 @@
 """Rule documentation, written from each rule's own data.
 
 `hwlint rules show ID` prints `rule_text`; `docs/rules.md` is `pack_markdown` of the
-built-in pack (`python -m linter.docs > docs/rules.md`; a test fails when the committed
+built-in pack (`python -m linter.report.docs > docs/rules.md`; a test fails when the committed
 file is stale). Both say what a rule checks, why it matters, a failing and a fixed
 snippet, the fix, the tiers where it applies, the policy values it reads and its sources.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .results import LAYERS, one_line
-from .rules import Rule, RulePack
+from linter.results import LAYERS, one_line
+from linter.engine.rules import Rule, RulePack
 
 _EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
 _STMT = re.compile(r"\{%-?.*?-?%\}", re.S)
@@ -121,7 +121,7 @@ def pack_markdown(pack: RulePack) -> str:
     out = [
         "# hwlint rules",
         "",
-        "<!-- Generated from rules/*.yaml by `python -m linter.docs > docs/rules.md`; do not edit by hand. -->",
+        "<!-- Generated from rules/*.yaml by `python -m linter.report.docs > docs/rules.md`; do not edit by hand. -->",
         "",
         f"{len(pack.rules)} rules in {len({r.layer for r in pack.rules})} layers. Each rule gives one result per manifest:",
         "pass, fail (with its severity), pending (the manifest lacks a value the rule reads), skipped (not",
@@ -166,7 +166,7 @@ def pack_markdown(pack: RulePack) -> str:
 def main() -> None:
     import sys
 
-    from .rules import load_pack
+    from linter.engine.rules import load_pack
 
     sys.stdout.write(pack_markdown(load_pack()))
 

@@ -26,9 +26,9 @@ import datetime as dt
 import difflib
 from typing import Any
 
-from .loader import Document
-from .results import Result
-from .rules import RulePack
+from linter.manifest.loader import Document
+from linter.results import Result
+from linter.engine.rules import RulePack
 
 EXPIRY_WARNING_DAYS = 14
 REQUIRED = {"reason": "reason", "approver": "approver", "expires": "expiry date"}  # key -> words

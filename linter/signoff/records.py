@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .loader import Document, InputError, decode, load_text, read_bytes
-from .results import Result
+from linter.manifest.loader import Document, InputError, decode, load_text, read_bytes
+from linter.results import Result
 
 DEFAULT_ROLES = ("technical lead", "facilities", "finance")
 NAMESPACE = "hwlint"

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .facts import Unknown
-from .loader import InputError, load_bytes
-from .numbers import num
-from .results import Result
-from .review import Review, not_loaded, review_document
+from linter.physics.facts import Unknown
+from linter.manifest.loader import InputError, load_bytes
+from linter.numbers import num
+from linter.results import Result
+from linter.engine.review import Review, not_loaded, review_document
 
 # (key, label, unit, facts path); every figure is a number the budget table also shows
 BUDGET: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
@@ -158,94 +158,3 @@ def against_ref(new: Review, ref: str, pack: Any, tier: str | None, selected: An
     raw = read_base(new.file, ref)
     old = review_bytes(raw, new.file, pack, tier, selected) if raw is not None else None
     return compare(old, new, ref)
-
-
-UNREVIEWED = "the new version has a file problem that stops the review, so the rules' findings are not compared"
-
-
-# --- rendering -------------------------------------------------------------------------
-
-
-def _signed(value: float | int | None, unit: str) -> str:
-    if value is None:
-        return "n/a"
-    sign = "+" if value > 0 else ""
-    return f"{sign}{num(value)}{' ' + unit if unit else ''}" if value else "no change"
-
-
-def _figure(value: float | int | None, unit: str) -> str:
-    return "unknown" if value is None else f"{num(value)}{' ' + unit if unit else ''}"
-
-
-def counts(changes: Changes) -> str:
-    return (f"{len(changes.introduced)} introduced, {len(changes.resolved)} resolved, "
-            f"{len(changes.still_open)} still open")
-
-
-def render_text(all_changes: list[Changes]) -> str:
-    lines = []
-    for c in all_changes:
-        base = f"{c.base} (new file)" if not c.base_exists else c.base
-        lines.append(f"{c.file}: against {base}: {counts(c)}")
-        if not c.reviewed:
-            lines.append(f"  {UNREVIEWED}")
-        lines += [f"  introduced: {r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {r.message}" for r in c.introduced]
-        lines += [f"  resolved: {r.rule_id} at {r.path or 'the file'} (now {status})" for r, status in c.resolved]
-        lines += [f"  still open: {r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity}" for r in c.still_open]
-        for d in c.budget:
-            if d.change != 0:
-                lines.append(f"  budget: {d.label}: {_figure(d.old, d.unit)} -> {_figure(d.new, d.unit)} ({_signed(d.change, d.unit)})")
-    return "\n".join(lines) + "\n" if lines else ""
-
-
-def render_markdown(all_changes: list[Changes]) -> str:
-    from .report.escape import markdown as md
-
-    out = []
-    for c in all_changes:
-        base = "a new manifest" if not c.base_exists else f"against {md(c.base)}"
-        out.append(f"## What this change does: {md(c.file)}\n\n{base}: **{counts(c)}**\n")
-        if not c.reviewed:
-            out.append(f"> {UNREVIEWED}\n")
-        rows = [("🆕 introduced", r, "") for r in c.introduced]
-        rows += [("✅ resolved", r, f" (now {md(status)})") for r, status in c.resolved]
-        rows += [("⏳ still open", r, "") for r in c.still_open]
-        if rows:
-            out.append("| Change | Rule | Where | Finding |\n| --- | --- | --- | --- |")
-            out += [f"| {what}{note} | {md(r.rule_id)} ({md(r.severity)}) | {md(r.path or r.file)} | {md(r.message or r.title)} |"
-                    for what, r, note in rows]
-            out.append("")
-        if c.budget:
-            out.append("| Budget | Before | After | Change |\n| --- | --- | --- | --- |")
-            out += [f"| {md(d.label)} | {md(_figure(d.old, d.unit))} | {md(_figure(d.new, d.unit))} | {md(_signed(d.change, d.unit))} |"
-                    for d in c.budget]
-            out.append("")
-    return "\n".join(out) + "\n---\n\n" if out else ""
-
-
-def as_json(changes: Changes) -> dict[str, Any]:
-    def finding(r: Result) -> dict[str, Any]:
-        return {"rule_id": r.rule_id, "path": r.path, "severity": r.severity, "title": r.title,
-                "message": r.message, "line": r.line, "column": r.column}
-
-    return {
-        "base": changes.base,
-        "base_exists": changes.base_exists,
-        "reviewed": changes.reviewed,
-        "introduced": [finding(r) for r in changes.introduced],
-        "resolved": [{**finding(r), "status_now": status} for r, status in changes.resolved],
-        "still_open": [finding(r) for r in changes.still_open],
-        "budget": [{"key": d.key, "label": d.label, "unit": d.unit, "old": d.old, "new": d.new, "change": d.change}
-                   for d in changes.budget],
-    }
-
-
-def report(fmt: str, changes: Changes, new: Review, pack: Any) -> str:
-    """`hwlint diff` output: the changes alone (text, Markdown), or the JSON report of NEW with them."""
-    if fmt == "json":
-        from .report import render
-
-        return render("json", [new], pack, changes=[changes])
-    if fmt == "markdown":
-        return render_markdown([changes]).removesuffix("\n---\n\n")
-    return render_text([changes])

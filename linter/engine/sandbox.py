@@ -40,8 +40,8 @@ from jinja2.exceptions import SecurityError
 from jinja2.filters import do_format, do_join, do_replace
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .facts import Unknown
-from .numbers import num
+from linter.physics.facts import Unknown
+from linter.numbers import num
 
 MAX_SEQUENCE = 10_000  # items a `*` may repeat a text or list to
 MAX_RANGE = 10_000
@@ -428,6 +428,12 @@ def compile_source(env: RuleEnvironment, source: str, kind: str) -> Any:
 def compiled(env: RuleEnvironment, source: str, kind: str) -> Any:
     """`compile_source`, once per process for each source (tier tests, reused per manifest)."""
     return compile_source(env, source, kind)
+
+
+@lru_cache(maxsize=1)
+def environment() -> RuleEnvironment:
+    """The one sandboxed environment every rule of a process is compiled and run in."""
+    return RuleEnvironment()
 
 
 def from_code(env: RuleEnvironment, code: Any, kind: str) -> Any:

@@ -24,14 +24,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__
-from .loader import Document
-from .numbers import num
-from .report.markdown import environment
-from .results import LAYERS, Result, one_line
-from .review import Review, today
-from .rules import RulePack, pack_digest
-from .signoff import check, content_digest, required_roles
+from linter import __version__
+from linter.manifest.loader import Document
+from linter.numbers import num
+from linter.report.markdown import environment
+from linter.results import LAYERS, Result, one_line
+from linter.engine.review import Review, today
+from linter.engine.rules import RulePack, pack_digest
+from linter.signoff.records import check, content_digest, required_roles
 
 RULE_LAYERS = [layer for layer in LAYERS if layer not in ("WVR", "FILE")]
 STATUS_WORDS = {
