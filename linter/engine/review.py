@@ -33,6 +33,7 @@ class Review:
     policy: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {value, default, source}
     catalog: list[CatalogRef] = field(default_factory=list)
     rule_errors: list[str] = field(default_factory=list)
+    conditions: dict[str, str] = field(default_factory=dict)  # rules/conditions.yaml names that hold -> reason
     unreadable: bool = False  # the file could not be parsed at all
     digest: str = ""
 
@@ -93,10 +94,11 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     facts["tier"] = review.tier
     review.facts = facts
     primary = _primary_pool(data, facts)
+    holding = review.conditions = conditions(pack, data, facts)
     for rule in pack.rules:
         if selected is not None and not selected(rule.id):
             continue
-        result = evaluate(rule, doc, data, facts, primary, review.tier)
+        result = evaluate(rule, doc, data, facts, primary, review.tier, holding)
         if result.status == "pending" and result.reason.startswith("rule error"):
             review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
         review.results.append(result)
@@ -167,7 +169,25 @@ def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -
     return last, f"inferred: none of the tiers could be decided ({', '.join(skipped_unknown)} unknown)"
 
 
-def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str) -> Result:
+def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
+    """The conditions of rules/conditions.yaml that hold for this manifest: name -> reason.
+    A condition that reads a value the manifest leaves out does not hold."""
+    from linter.engine.sandbox import MissingData, Recorder, compiled, environment, wrap
+
+    env = environment()
+    scope = {"facts": wrap(facts, "facts", Recorder()), "manifest": wrap(data, "", Recorder())}
+    out = {}
+    for condition in pack.conditions:
+        try:
+            if compiled(env, condition["when"], "expr")(**scope):
+                out[condition["name"]] = one_line(compiled(env, condition["reason"], "tmpl").render(**scope))
+        except MissingData:
+            continue
+    return out
+
+
+def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str,
+             holding: dict[str, str] | None = None) -> Result:
     from linter.engine.sandbox import Missing, MissingData, Recorder, time_budget, wrap
 
     spec = rule.spec
@@ -193,6 +213,12 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
     if not rule.applies_at(tier):
         result.status = "skipped"
         result.reason = f"applies at {', '.join(spec.tiers)}; this manifest is {tier}"
+        result.line, result.column = 1, 1
+        return result
+    reasons = [holding[name] for name in spec.not_applicable_when if name in (holding or {})]
+    if reasons:
+        result.status = "skipped"
+        result.reason = "; ".join(reasons)
         result.line, result.column = 1, 1
         return result
     try:

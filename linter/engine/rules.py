@@ -22,6 +22,7 @@ from linter.paths import data_dir
 from linter.results import LAYERS, dotted
 from linter.manifest.validate import explain_errors, suggest
 
+DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml")  # in rules/, not rule files
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
 RULE_ID = r"^(GPU|LNK|NET|MEM|STO|PWR|OPS|BUY)[0-9]{3}$"
 
@@ -54,6 +55,9 @@ class RuleSpec(BaseModel):
     cite: list[str] = Field(min_length=1)
     at: str = Field(description="manifest path the finding points to; may use {{ }}")
     waivable: bool = True
+    not_applicable_when: list[str] = Field(
+        [], description="names of conditions in rules/conditions.yaml (e.g. provider-facility); when one holds, "
+        "the rule is not applicable and the condition's reason says why")
     confirm: str | None = Field(None, description="the verifiable action that settles a pending result "
                                 "(checklist); by default it is derived from the missing fields")
     why: str | None = Field(None, description="why it matters, for the rule docs")
@@ -105,6 +109,7 @@ class RulePack:
     tiers: list[dict[str, Any]]
     policy: dict[str, dict[str, Any]]
     folders: list[Path]
+    conditions: list[dict[str, Any]] = field(default_factory=list)
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -143,6 +148,7 @@ def _build_pack(folders: list[Path]) -> RulePack:
         tiers=load_file(str(base / "tiers.yaml")).data["tiers"],
         policy=load_file(str(base / "policy.yaml")).data,
         folders=folders,
+        conditions=load_file(str(base / "conditions.yaml")).data["conditions"],
     )
     problems: list[str] = []
     seen: dict[str, str] = {}
@@ -150,7 +156,7 @@ def _build_pack(folders: list[Path]) -> RulePack:
         if not folder.is_dir():
             raise RuleLoadError([f"{folder}: not a folder of rule files"])
         for path in sorted(folder.glob("*.yaml")):
-            if path.name in ("references.yaml", "tiers.yaml", "policy.yaml"):
+            if path.name in DATA_FILES:
                 continue
             for rule in _load_file(path, pack, problems):
                 where = f"{rule.file}:{rule.line}"
@@ -216,6 +222,11 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
         if ref not in pack.references:
             problems.append(f"{where('cite')}: cites \"{ref}\", which is not in rules/references.yaml"
                             + suggest(ref, list(pack.references)))
+    names = [c["name"] for c in pack.conditions]
+    for name in spec.not_applicable_when:
+        if name not in names:
+            problems.append(f"{where('not_applicable_when')}: names the condition \"{name}\", which is not in "
+                            "rules/conditions.yaml" + suggest(name, names))
     if spec.id[:3] not in LAYERS:
         problems.append(f"{where('id')}: unknown layer prefix")
     if len(problems) > before:

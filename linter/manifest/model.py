@@ -105,6 +105,10 @@ class Quote(Strict):
 
 class Procurement(Strict):
     mode: Literal["buy", "rent"] | None = None
+    provider: Text | None = Field(
+        None, description="who rents the capacity out (cloud or hosting provider); with mode rent, the facility "
+        "and any compute fabric not listed as the owner's are the provider's"
+    )
     project_duration_months: Positive | None = None
     operations_team: bool | None = Field(None, description="an in-house team runs the cluster")
     quotes: list[Quote] = []
@@ -218,6 +222,9 @@ class Fabric(Strict):
     purpose: Purpose = "compute"
     kind: FabricKind | None = None
     topology: Literal["single-switch", "leaf-spine", "fat-tree", "rail-optimized"] | None = None
+    managed_by: Literal["owner", "provider"] | None = Field(
+        None, description="who builds and runs the switches: the owner (default) or the provider of rented capacity"
+    )
     oversubscription: Annotated[float, Field(ge=1, le=64)] = Field(
         1.0, description="host-facing : uplink bandwidth at the leaf, as a number (2 means 2:1)"
     )

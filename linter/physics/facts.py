@@ -266,7 +266,8 @@ def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
         return out
     fabric = fabrics[idx]
     at = f"network.fabrics[{idx}]"
-    out.update(path=at, name=fabric["name"], kind=fabric.get("kind", Unknown((f"{at}.kind",))))
+    out.update(path=at, name=fabric["name"], kind=fabric.get("kind", Unknown((f"{at}.kind",))),
+               managed_by=fabric.get("managed_by", "owner"))
     topology = fabric.get("topology")
     out["topology"] = topology or Unknown((f"{at}.topology",))
     out["oversubscription"] = fabric.get("oversubscription", 1.0)

@@ -56,11 +56,18 @@ def _policy_value(name: str, pack: RulePack) -> str:
     return f"{name} = {spec.get('default')}{sep}{unit}"
 
 
+def _conditions(rule: Rule, pack: RulePack) -> str:
+    described = {c["name"]: c.get("description", "") for c in pack.conditions}
+    return "; ".join(f"{name} ({described.get(name, '')})" for name in rule.spec.not_applicable_when)
+
+
 def rule_text(rule: Rule, pack: RulePack) -> str:
     s = rule.spec
     lines = [f"{s.id}: {s.title}", f"severity: {s.severity}; applies at: {_tiers(rule)}"]
     if s.applies_when:
         lines.append(f"only when: {s.applies_when}")
+    if s.not_applicable_when:
+        lines.append(f"not applicable when: {_conditions(rule, pack)}")
     if not s.waivable:
         lines.append("cannot be waived")
     lines += ["", "What it checks:", f"  {s.title}.", f"  Requirement: {one_line(s.require)}"]
@@ -98,6 +105,7 @@ def rule_markdown(rule: Rule, pack: RulePack) -> str:
         ("Severity", s.severity),
         ("Applies at", _tiers(rule)),
         ("Only when", s.applies_when or ("always" if s.when.strip() == "true" else f"`{_md_cell(s.when)}`")),
+        *((("Not applicable when", _conditions(rule, pack)),) if s.not_applicable_when else ()),
         ("Waivable", "yes" if s.waivable else "no"),
         ("Policy", ", ".join(f"`{_policy_value(n, pack)}`" for n in used) or "none"),
         ("Points at", f"`{_md_cell(template_text(s.at))}`"),
