@@ -229,18 +229,57 @@ def schema() -> None:
 
 
 @cli.command()
-@click.argument("path", default="cluster.hw.yaml", type=click.Path(dir_okay=False))
+@click.argument("path", default="cluster.hw.yaml", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--force", is_flag=True, help="overwrite an existing file")
 def init(path: str, force: bool) -> None:
-    """Write a commented starter manifest to PATH (default cluster.hw.yaml)."""
+    """Write a commented starter manifest to PATH (default cluster.hw.yaml; - for standard
+    output), and the manifest schema beside it as hwlint.schema.json, which the starter's
+    first line points editors to (hover help, completion, checks as you type)."""
     from linter.paths import data_dir
+    from linter.schema import SCHEMA_ID
 
+    starter = (data_dir("templates") / "starter.hw.yaml").read_text(encoding="utf-8")
+    if path == "-":
+        click.echo(starter, nl=False)
+        click.echo(f"hwlint: the starter's first line points editors to {SCHEMA_ID} beside the manifest; "
+                   f"write it with: hwlint schema > {SCHEMA_ID}", err=True)
+        return
     target = Path(path)
     if target.exists() and not force:
         click.echo(f"hwlint: {path} exists; use --force to overwrite", err=True)
         raise Exit(2)
-    target.write_text((data_dir("templates") / "starter.hw.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    click.echo(f"wrote {path}; fill it in, then run: hwlint check {path}")
+    schema_file = target.parent / SCHEMA_ID
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(starter, encoding="utf-8")
+        schema_note = _write_schema_beside(schema_file)
+    except OSError as exc:
+        click.echo(f"hwlint: cannot write {exc.filename or path}: {exc.strerror or exc}", err=True)
+        raise Exit(2) from None
+    click.echo(f"wrote {path}{schema_note}; fill it in, then run: hwlint check {path}")
+
+
+def _write_schema_beside(schema_file: Path) -> str:
+    """Write (or refresh) hwlint's schema at `schema_file`; never replace someone else's file."""
+    import json
+
+    from linter.paths import manifest_schema_path
+    from linter.schema import SCHEMA_ID
+
+    text = manifest_schema_path().read_text(encoding="utf-8")
+    if schema_file.exists():
+        try:
+            ours = json.loads(schema_file.read_text(encoding="utf-8")).get("$id") == SCHEMA_ID
+        except (ValueError, AttributeError):
+            ours = False
+        if not ours:
+            click.echo(f"hwlint: note: {schema_file} exists and is not hwlint's schema; left as it is "
+                       f"(`hwlint schema > {schema_file}` replaces it)", err=True)
+            return ""
+        if schema_file.read_text(encoding="utf-8") == text:
+            return ""
+    schema_file.write_text(text, encoding="utf-8")
+    return f" and {schema_file} (for editors)"
 
 
 # --- checklist, sign-off and verify (linter/signoff/) -----------

@@ -28,14 +28,59 @@ class _OmitNull(GenerateJsonSchema):
             generated.pop("default")
         return generated
 
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False  # "Pue" on hover says nothing; the description says what the key means
+
+
+# Relative: resolved against wherever the file is read from (the package's copy, or the copy
+# `hwlint init` writes beside a manifest), so it always names a file that exists.
+SCHEMA_ID = "hwlint.schema.json"
+
 
 def manifest_schema() -> dict[str, Any]:
     from linter.manifest.model import Manifest
 
     schema = Manifest.model_json_schema(by_alias=True, schema_generator=_OmitNull)
+    _describe_policy(schema["$defs"]["Policy"])
+    for node in (schema, *schema["$defs"].values()):
+        _accept_blanks(node)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://hwlint.invalid/schemas/manifest.schema.json"
+    schema["$id"] = SCHEMA_ID
     return schema
+
+
+def _describe_policy(policy: dict[str, Any]) -> None:
+    """Policy keys are described by rules/policy.yaml (meaning, unit, default), not twice."""
+    import yaml
+
+    defaults = yaml.safe_load((data_dir("rules") / "policy.yaml").read_text(encoding="utf-8"))
+    for key, prop in policy.get("properties", {}).items():
+        entry = defaults.get(key)
+        if "description" in prop or not isinstance(entry, dict):
+            continue
+        unit = entry.get("unit") or ""
+        unit = unit if unit in ("%", "x") else f" {unit}" if unit else ""
+        prop["description"] = f"{entry['means']}; default {entry['default']}{unit}"
+
+
+def _accept_blanks(node: dict[str, Any]) -> None:
+    """A key given with no value (`key:`) means "to confirm": the loader drops it before
+    validation, so it is accepted wherever the key may be left out. Say so in the schema, so
+    an editor does not flag the blanks `hwlint init` writes. (Required keys stay non-null.)"""
+    required = set(node.get("required", ()))
+    for key, prop in node.get("properties", {}).items():
+        if key in required:
+            continue
+        if "$ref" in prop:
+            prop["anyOf"] = [{"$ref": prop.pop("$ref")}, {"type": "null"}]
+        elif "anyOf" in prop:
+            prop["anyOf"].append({"type": "null"})
+        elif isinstance(prop.get("type"), str):
+            prop["type"] = [prop["type"], "null"]
+        else:
+            continue
+        if "enum" in prop:
+            prop["enum"] = [*prop["enum"], None]
 
 
 def render(schema: dict[str, Any]) -> str:

@@ -98,9 +98,42 @@ def test_init_writes_a_starter_that_reviews_cleanly(hwlint, tmp_path):
     target = tmp_path / "new.hw.yaml"
     assert hwlint("init", target).code == 0
     run = hwlint("check", target)
-    assert run.code in (0, 1)
+    # nothing fails in the starter: what it cannot know is left blank, "to confirm"
+    assert run.code == 0, run.out
+    summary = run.out.strip().splitlines()[-1]
+    assert " 0 failing, " in summary and "to confirm" in summary, summary
     assert "SCHEMA" not in run.out and "CATALOG" not in run.out
     assert hwlint("init", target).code == 2  # never overwrites silently
+
+
+def test_init_writes_the_schema_beside_and_creates_folders(hwlint, tmp_path):
+    target = tmp_path / "sub" / "dir" / "x.hw.yaml"
+    run = hwlint("init", target)
+    assert run.code == 0, run.err
+    assert target.read_text().startswith("# yaml-language-server: $schema=hwlint.schema.json\n")
+    beside = target.parent / "hwlint.schema.json"
+    assert beside.read_text() == hwlint("schema").out
+    assert json.loads(beside.read_text())["$id"] == "hwlint.schema.json"
+
+
+def test_init_leaves_a_foreign_schema_file_alone(hwlint, tmp_path):
+    (tmp_path / "hwlint.schema.json").write_text('{"mine": true}')
+    run = hwlint("init", tmp_path / "a.hw.yaml")
+    assert run.code == 0 and "not hwlint's schema" in run.err
+    assert (tmp_path / "hwlint.schema.json").read_text() == '{"mine": true}'
+
+
+def test_init_dash_writes_standard_output(hwlint, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = hwlint("init", "-")
+    assert run.code == 0 and run.out.startswith("# yaml-language-server:") and "node_pools:" in run.out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_into_a_file_path_is_a_clear_error(hwlint, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    run = hwlint("init", tmp_path / "afile" / "x.hw.yaml")
+    assert run.code == 2 and "cannot write" in run.err and "internal error" not in run.err
 
 
 def test_console_script_in_a_subprocess():

@@ -248,7 +248,8 @@ def _schema_tree() -> dict[str, Any]:
             return {}
         if "$ref" in node:
             node = defs[node["$ref"].split("/")[-1]]
-        if node.get("type") == "array" and "items" in node:
+        kinds = node.get("type")
+        if "items" in node and "array" in (kinds if isinstance(kinds, list) else [kinds]):
             return {"[]": tree(node["items"], depth + 1)}
         if "properties" in node:
             return {k: tree(v, depth + 1) for k, v in node["properties"].items()}

@@ -36,11 +36,11 @@ class Strict(BaseModel):
 
 
 class Source(Strict):
-    title: Text
-    publisher: Text | None = None
-    url: Text | None = None
-    year: int | None = None
-    section: Text | None = None
+    title: Text = Field(description="title of the document the values come from (datasheet, paper, standard)")
+    publisher: Text | None = Field(None, description="who published it, e.g. NVIDIA")
+    url: Text | None = Field(None, description="web address of the document")
+    year: int | None = Field(None, description="year of publication")
+    section: Text | None = Field(None, description="section, table or page the value is read from")
 
 
 # --- identity, plan, procurement -------------------------------------------------------
@@ -57,14 +57,14 @@ class ModelShape(Strict):
 
 
 class Parallelism(Strict):
-    tensor: SmallCount = Field(1, description="t, tensor-parallel degree")
-    pipeline: SmallCount = Field(1, description="p, pipeline-parallel degree")
-    data: Count | None = Field(None, description="d, data-parallel degree")
+    tensor: SmallCount = Field(1, description="t, tensor-parallel degree (GPUs per tensor-parallel group)")
+    pipeline: SmallCount = Field(1, description="p, pipeline-parallel degree (pipeline stages)")
+    data: Count | None = Field(None, description="d, data-parallel degree (model replicas)")
     zero_stage: Literal[0, 1, 2, 3] = Field(
         0, description="ZeRO stage; FSDP FULL_SHARD is 3, SHARD_GRAD_OP is 2"
     )
-    sequence_parallel: bool = False
-    activation_recompute: Literal["none", "selective", "full"] = "none"
+    sequence_parallel: bool = Field(False, description="Megatron sequence parallelism: layer-norm and dropout activations split across the t tensor-parallel GPUs (true / false)")
+    activation_recompute: Literal["none", "selective", "full"] = Field("none", description="activation recomputation: none keeps all activations, selective recomputes attention, full keeps only layer inputs")
     pipeline_chunks: SmallCount = Field(1, description="v, interleaved pipeline chunks per GPU")
     offload: Literal["none", "cpu", "nvme"] = Field(
         "none", description="ZeRO-Offload / ZeRO-Infinity target for optimizer state"
@@ -72,242 +72,242 @@ class Parallelism(Strict):
 
 
 class Dataset(Strict):
-    size_tb: Positive | None = Field(None, description="raw training data on disk, TB")
-    tokens_billion: Positive | None = None
+    size_tb: Positive | None = Field(None, description="raw training data on disk, TB (10^12 bytes)")
+    tokens_billion: Positive | None = Field(None, description="tokens in the training data set, in billions")
 
 
 class Plan(Strict):
-    goal: Goal
-    model: ModelShape | None = None
+    goal: Goal = Field(description="what the cluster is bought for; sets which rules apply")
+    model: ModelShape | None = Field(None, description="shape of the network being trained")
     micro_batch_size: Count | None = Field(None, description="b, sequences per GPU per micro-batch")
     global_batch_size: Count | None = Field(None, description="sequences per optimizer step")
     precision: Precision | None = Field(
         None, description="compute precision: bf16/fp16/fp8 mean mixed precision with fp32 master weights"
     )
-    optimizer: Literal["adam", "adamw", "sgd", "adafactor", "lion"] | None = None
-    parallelism: Parallelism = Parallelism()
-    training_tokens_billion: Positive | None = Field(None, description="D, tokens seen in training")
-    target_duration_days: Positive | None = None
-    start_date: dt.date | None = None
-    dataset: Dataset | None = None
+    optimizer: Literal["adam", "adamw", "sgd", "adafactor", "lion"] | None = Field(None, description="optimizer; it sets how much optimizer state each parameter needs")
+    parallelism: Parallelism = Field(Parallelism(), description="how the model and batch are split across GPUs")
+    training_tokens_billion: Positive | None = Field(None, description="D, tokens seen in training, in billions")
+    target_duration_days: Positive | None = Field(None, description="wall-clock time the training run should take, days")
+    start_date: dt.date | None = Field(None, description="when training should start (YYYY-MM-DD)")
+    dataset: Dataset | None = Field(None, description="the training data")
 
 
 class Quote(Strict):
-    item: Text
-    vendor: Text | None = None
-    kind: Literal["purchase", "rental"] = "purchase"
-    price: NonNegative | None = Field(None, description="total price (purchase) or price per month (rental)")
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
-    quote_date: dt.date | None = None
-    lead_time_weeks: NonNegative | None = None
-    delivery_date: dt.date | None = None
+    item: Text = Field(description="what is quoted, e.g. \"8x DGX H100\" or \"GPU rental\"")
+    vendor: Text | None = Field(None, description="who quoted it")
+    kind: Literal["purchase", "rental"] = Field("purchase", description="purchase (one price) or rental (price per month)")
+    price: NonNegative | None = Field(None, description="total price (purchase) or price per month (rental), in the quote's currency")
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = Field(None, description="ISO 4217 currency code of the price, e.g. USD or EUR", examples=["USD", "EUR"])
+    quote_date: dt.date | None = Field(None, description="date of the quote (YYYY-MM-DD); old quotes are flagged")
+    lead_time_weeks: NonNegative | None = Field(None, description="weeks from order to delivery, weeks")
+    delivery_date: dt.date | None = Field(None, description="promised delivery date (YYYY-MM-DD)")
 
 
 class Procurement(Strict):
-    mode: Literal["buy", "rent"] | None = None
+    mode: Literal["buy", "rent"] | None = Field(None, description="buy the hardware or rent it")
     provider: Text | None = Field(
         None, description="who rents the capacity out (cloud or hosting provider); with mode rent, the facility "
         "and any compute fabric not listed as the owner's are the provider's"
     )
-    project_duration_months: Positive | None = None
+    project_duration_months: Positive | None = Field(None, description="how long the cluster is needed, months")
     operations_team: bool | None = Field(None, description="an in-house team runs the cluster")
-    quotes: list[Quote] = []
+    quotes: list[Quote] = Field([], description="price quotes received")
 
 
 # --- nodes -----------------------------------------------------------------------------
 
 
 class Link(Strict):
-    kind: LinkKind | None = None
+    kind: LinkKind | None = Field(None, description="GPU-to-GPU interconnect: nvlink, nvswitch, nvlink-bridge, infinity-fabric or pcie")
     bandwidth_gb_s: Positive | None = Field(None, description="bidirectional per GPU, GB/s")
-    max_gpus: SmallCount | None = Field(None, description="GPUs one link domain can join")
+    max_gpus: SmallCount | None = Field(None, description="GPUs one link domain can join (count)")
 
 
 class Pcie(Strict):
-    generation: Annotated[int, Field(ge=1, le=7)] | None = None
-    lanes: Literal[1, 2, 4, 8, 16] | None = None
+    generation: Annotated[int, Field(ge=1, le=7)] | None = Field(None, description="PCIe generation (4 = 16 GT/s per lane, 5 = 32 GT/s)")
+    lanes: Literal[1, 2, 4, 8, 16] | None = Field(None, description="PCIe lanes per GPU (x16 is 16)")
 
 
 class DenseTflops(Strict):
-    fp32: Positive | None = None
-    tf32: Positive | None = None
-    fp16: Positive | None = None
-    bf16: Positive | None = None
-    fp8: Positive | None = None
+    fp32: Positive | None = Field(None, description="dense FP32 throughput per GPU, TFLOPS (without sparsity)")
+    tf32: Positive | None = Field(None, description="dense TF32 tensor-core throughput per GPU, TFLOPS (without sparsity)")
+    fp16: Positive | None = Field(None, description="dense FP16 tensor-core throughput per GPU, TFLOPS (without sparsity)")
+    bf16: Positive | None = Field(None, description="dense BF16 tensor-core throughput per GPU, TFLOPS (without sparsity)")
+    fp8: Positive | None = Field(None, description="dense FP8 tensor-core throughput per GPU, TFLOPS (without sparsity)")
 
 
 class GpuSpec(Strict):
     """A GPU: `model` names a catalog entry; every other key overrides the catalog."""
 
-    model: Text | None = Field(None, description="catalog name, e.g. H100-SXM5-80GB")
+    model: Text | None = Field(None, description="catalog GPU name; its values fill every key left out here", examples=["H100-SXM5-80GB", "A100-SXM4-80GB"])
     count: SmallCount | None = Field(None, description="GPUs per node")
-    vendor: Text | None = None
-    class_: Literal["datacenter", "workstation", "consumer"] | None = Field(None, alias="class")
-    form_factor: Literal["sxm", "pcie", "oam"] | None = None
-    memory_gb: Positive | None = None
-    memory_bandwidth_tb_s: Positive | None = None
-    precisions: list[Precision | Literal["fp64"]] | None = None
-    dense_tflops: DenseTflops | None = None
-    ecc: bool | None = None
-    link: Link | None = None
-    pcie: Pcie | None = None
-    gpudirect_rdma: bool | None = None
-    max_power_w: Positive | None = None
+    vendor: Text | None = Field(None, description="GPU maker, e.g. NVIDIA or AMD")
+    class_: Literal["datacenter", "workstation", "consumer"] | None = Field(None, alias="class", description="product class: datacenter, workstation or consumer")
+    form_factor: Literal["sxm", "pcie", "oam"] | None = Field(None, description="module form: sxm, oam (mezzanine) or pcie (card)")
+    memory_gb: Positive | None = Field(None, description="memory per GPU, GB (10^9 bytes)")
+    memory_bandwidth_tb_s: Positive | None = Field(None, description="memory bandwidth per GPU, TB/s")
+    precisions: list[Precision | Literal["fp64"]] | None = Field(None, description="number formats the tensor cores support")
+    dense_tflops: DenseTflops | None = Field(None, description="dense throughput per GPU by precision, TFLOPS")
+    ecc: bool | None = Field(None, description="GPU memory has error correction (true / false)")
+    link: Link | None = Field(None, description="the GPU-to-GPU link inside a node")
+    pcie: Pcie | None = Field(None, description="the GPU's host PCIe connection")
+    gpudirect_rdma: bool | None = Field(None, description="NICs can read and write GPU memory directly (GPUDirect RDMA), true / false")
+    max_power_w: Positive | None = Field(None, description="maximum power per GPU (TDP / TBP), W")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Cpu(Strict):
-    model: Text | None = None
-    sockets: SmallCount | None = None
-    cores_per_socket: SmallCount | None = None
+    model: Text | None = Field(None, description="CPU model, e.g. \"Intel Xeon Platinum 8480C\"")
+    sockets: SmallCount | None = Field(None, description="CPU sockets per node")
+    cores_per_socket: SmallCount | None = Field(None, description="cores per CPU socket")
 
 
 class LocalDisk(Strict):
-    drives: SmallCount | None = None
-    drive_capacity_tb: Positive | None = None
-    kind: Literal["nvme", "sata-ssd", "hdd"] | None = None
-    raid: Literal["none", "raid0", "raid1", "raid5", "raid6", "raid10"] | None = None
+    drives: SmallCount | None = Field(None, description="local drives per node")
+    drive_capacity_tb: Positive | None = Field(None, description="capacity of one drive, TB (10^12 bytes)")
+    kind: Literal["nvme", "sata-ssd", "hdd"] | None = Field(None, description="drive type: nvme, sata-ssd or hdd")
+    raid: Literal["none", "raid0", "raid1", "raid5", "raid6", "raid10"] | None = Field(None, description="how the drives are combined")
 
 
 class Nic(Strict):
-    model: Text | None = None
-    count: SmallCount = 1
+    model: Text | None = Field(None, description="NIC model, e.g. ConnectX-7", examples=["ConnectX-7"])
+    count: SmallCount = Field(1, description="NICs (ports) of this kind per node")
     rate_gbps: Positive | None = Field(None, description="per port, Gb/s")
-    kind: FabricKind | None = None
-    purpose: Purpose = "compute"
+    kind: FabricKind | None = Field(None, description="network technology: infiniband, roce or ethernet")
+    purpose: Purpose = Field("compute", description="traffic this NIC carries: compute, storage, management or converged")
     fabric: Text | None = Field(None, description="name of the network fabric this NIC joins")
-    gpudirect_rdma: bool | None = None
+    gpudirect_rdma: bool | None = Field(None, description="this NIC supports GPUDirect RDMA (true / false)")
 
 
 class Psu(Strict):
-    count: SmallCount | None = None
-    redundancy: Annotated[str, Field(pattern=r"^N(\+[0-9]+)?$|^[0-9]+\+[0-9]+$|^2N$")] | None = None
+    count: SmallCount | None = Field(None, description="power supplies per node")
+    redundancy: Annotated[str, Field(pattern=r"^N(\+[0-9]+)?$|^[0-9]+\+[0-9]+$|^2N$")] | None = Field(None, description="power-supply redundancy, e.g. N+1, 4+2 or 2N", examples=["N+1", "4+2", "2N"])
 
 
 class Server(Strict):
     """What one server is made of: a node pool's nodes, or a catalog system."""
 
-    gpu: GpuSpec | None = None
-    intra_node_link: Link | None = None
-    cpu: Cpu | None = None
-    host_ram_gb: Positive | None = None
-    local_nvme: LocalDisk | None = None
-    nics: list[Nic] | None = None
+    gpu: GpuSpec | None = Field(None, description="the GPUs in each node")
+    intra_node_link: Link | None = Field(None, description="GPU-to-GPU link inside the node (overrides gpu.link)")
+    cpu: Cpu | None = Field(None, description="the CPUs in each node")
+    host_ram_gb: Positive | None = Field(None, description="host (CPU) memory per node, GB")
+    local_nvme: LocalDisk | None = Field(None, description="local drives in each node")
+    nics: list[Nic] | None = Field(None, description="network adapters in each node")
     max_power_kw: Positive | None = Field(None, description="maximum power draw per node, kW")
-    psu: Psu | None = None
-    rack_units: SmallCount | None = None
+    psu: Psu | None = Field(None, description="power supplies in each node")
+    rack_units: SmallCount | None = Field(None, description="height of one node, rack units (U)")
 
 
 class NodePool(Server):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    role: Literal["compute", "storage", "management", "login"] = "compute"
-    count: Count
-    system: Text | None = Field(None, description="catalog system (e.g. DGX-H100) whose values this pool inherits")
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this pool, used by racks: contents: pool")
+    role: Literal["compute", "storage", "management", "login"] = Field("compute", description="what these nodes do: compute, storage, management or login")
+    count: Count = Field(description="nodes in this pool")
+    system: Text | None = Field(None, description="catalog system whose values this pool inherits", examples=["DGX-H100"])
 
 
 # --- network, storage, facility, operations ------------------------------------------
 
 
 class Switch(Strict):
-    model: Text | None = None
-    role: Literal["single", "leaf", "spine", "core"]
-    count: Count
-    ports: SmallCount | None = None
-    port_rate_gbps: Positive | None = None
+    model: Text | None = Field(None, description="switch model, e.g. \"NVIDIA QM9700\"")
+    role: Literal["single", "leaf", "spine", "core"] = Field(description="place in the topology: single, leaf, spine or core")
+    count: Count = Field(description="switches of this kind")
+    ports: SmallCount | None = Field(None, description="ports per switch")
+    port_rate_gbps: Positive | None = Field(None, description="rate of one port, Gb/s")
 
 
 class Fabric(Strict):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    purpose: Purpose = "compute"
-    kind: FabricKind | None = None
-    topology: Literal["single-switch", "leaf-spine", "fat-tree", "rail-optimized"] | None = None
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this fabric, used by nics: fabric")
+    purpose: Purpose = Field("compute", description="traffic this fabric carries: compute, storage, management or converged")
+    kind: FabricKind | None = Field(None, description="network technology: infiniband, roce or ethernet")
+    topology: Literal["single-switch", "leaf-spine", "fat-tree", "rail-optimized"] | None = Field(None, description="how the switches are connected")
     managed_by: Literal["owner", "provider"] | None = Field(
         None, description="who builds and runs the switches: the owner (default) or the provider of rented capacity"
     )
     oversubscription: Annotated[float, Field(ge=1, le=64)] = Field(
         1.0, description="host-facing : uplink bandwidth at the leaf, as a number (2 means 2:1)"
     )
-    switches: list[Switch] = []
+    switches: list[Switch] = Field([], description="switches in this fabric")
 
 
 class Network(Strict):
-    fabrics: list[Fabric] = []
+    fabrics: list[Fabric] = Field([], description="the cluster's networks (compute, storage, management)")
 
 
 class StorageTier(Strict):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    kind: Literal["parallel-fs", "nfs", "object", "local-nvme"]
-    product: Text | None = None
-    capacity_tb: Positive | None = None
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this tier, used by storage.checkpoint.tier")
+    kind: Literal["parallel-fs", "nfs", "object", "local-nvme"] = Field(description="storage kind: parallel-fs, nfs, object or local-nvme")
+    product: Text | None = Field(None, description="product or service, e.g. \"Lustre\" or \"VAST\"")
+    capacity_tb: Positive | None = Field(None, description="usable capacity, TB (10^12 bytes)")
     read_gb_s: Positive | None = Field(None, description="aggregate read throughput, GB/s")
     write_gb_s: Positive | None = Field(None, description="aggregate write throughput, GB/s")
 
 
 class Checkpointing(Strict):
-    interval_minutes: Positive | None = None
+    interval_minutes: Positive | None = Field(None, description="minutes between checkpoints, minutes")
     retained: Count | None = Field(None, description="checkpoints kept")
     tier: Text | None = Field(None, description="storage tier the checkpoints are written to")
-    restore_rehearsed: bool | None = None
+    restore_rehearsed: bool | None = Field(None, description="a restore from checkpoint has been tried (true / false)")
 
 
 class Backup(Strict):
-    copies: NonNegCount | None = None
-    offsite: bool | None = None
+    copies: NonNegCount | None = Field(None, description="copies of the data kept outside the training storage")
+    offsite: bool | None = Field(None, description="a copy is kept at another site (true / false)")
 
 
 class Storage(Strict):
-    tiers: list[StorageTier] = []
-    checkpoint: Checkpointing | None = None
-    backup: Backup | None = None
+    tiers: list[StorageTier] = Field([], description="storage tiers: shared file systems, object stores, local NVMe")
+    checkpoint: Checkpointing | None = Field(None, description="how training checkpoints are written and kept")
+    backup: Backup | None = Field(None, description="backup of data and checkpoints")
 
 
 class Circuits(Strict):
-    count: Count
-    voltage_v: Positive = Field(description="line-to-line for three-phase")
-    phases: Literal[1, 3] = 1
-    breaker_a: Positive
+    count: Count = Field(description="branch circuits feeding each rack")
+    voltage_v: Positive = Field(description="circuit voltage, V (line-to-line for three-phase)", examples=[208, 415])
+    phases: Literal[1, 3] = Field(1, description="phases per circuit: 1 or 3")
+    breaker_a: Positive = Field(description="breaker rating of one circuit, A", examples=[30, 60])
     ab_redundant: bool = Field(False, description="A and B feeds: half the circuits must carry the rack alone")
     continuous_rated: bool = Field(False, description="breaker assembly listed for 100% continuous load")
 
 
 class RackContent(Strict):
-    pool: Text
-    nodes: Count
+    pool: Text = Field(description="node pool name (node_pools: name)")
+    nodes: Count = Field(description="nodes of that pool in each rack of this group")
 
 
 class RackGroup(Strict):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    count: Count
-    contents: list[RackContent] = []
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this group of identical racks")
+    count: Count = Field(description="racks in this group")
+    contents: list[RackContent] = Field([], description="which nodes each rack holds")
     other_kw: NonNegative = Field(0, description="switches and other gear per rack, kW")
-    power_budget_kw: Positive | None = None
-    cooling: Literal["air", "rear-door", "direct-liquid", "immersion"] | None = None
-    cooling_capacity_kw: Positive | None = None
-    circuits: Circuits | None = None
+    power_budget_kw: Positive | None = Field(None, description="power the facility allows per rack, kW")
+    cooling: Literal["air", "rear-door", "direct-liquid", "immersion"] | None = Field(None, description="rack cooling: air, rear-door, direct-liquid or immersion")
+    cooling_capacity_kw: Positive | None = Field(None, description="heat the cooling can remove per rack, kW")
+    circuits: Circuits | None = Field(None, description="the branch circuits feeding each rack")
 
 
 class Ups(Strict):
-    capacity_kva: Positive | None = None
-    power_factor: Fraction | None = None
-    runtime_minutes: Positive | None = None
+    capacity_kva: Positive | None = Field(None, description="UPS apparent-power rating, kVA")
+    power_factor: Fraction | None = Field(None, description="UPS output power factor (kW per kVA), 0 to 1")
+    runtime_minutes: Positive | None = Field(None, description="minutes the UPS carries the load on battery, minutes")
 
 
 class Facility(Strict):
     it_capacity_kw: Positive | None = Field(None, description="IT power the site can deliver, kW")
-    pue: Annotated[float, Field(ge=1, le=5)] | None = None
-    electricity_price_per_kwh: NonNegative | None = None
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
-    ab_feeds: bool | None = None
-    ups: Ups | None = None
-    racks: list[RackGroup] = []
+    pue: Annotated[float, Field(ge=1, le=5)] | None = Field(None, description="power usage effectiveness: total facility power / IT power (1.0 or more)", examples=[1.3])
+    electricity_price_per_kwh: NonNegative | None = Field(None, description="electricity price per kWh, in facility.currency")
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = Field(None, description="ISO 4217 currency code of the electricity price, e.g. USD", examples=["USD", "EUR"])
+    ab_feeds: bool | None = Field(None, description="racks get two independent (A and B) power feeds (true / false)")
+    ups: Ups | None = Field(None, description="the uninterruptible power supply")
+    racks: list[RackGroup] = Field([], description="groups of identical racks")
 
 
 class Operations(Strict):
-    monitoring: bool | None = None
-    failure_recovery_plan: bool | None = None
-    spare_parts: bool | None = None
-    burn_in_test: bool | None = None
+    monitoring: bool | None = Field(None, description="GPU, node and fabric health is monitored (true / false)")
+    failure_recovery_plan: bool | None = Field(None, description="there is a written plan for failed nodes and jobs (true / false)")
+    spare_parts: bool | None = Field(None, description="spare parts (GPUs, NICs, cables, PSUs) are kept on hand (true / false)")
+    burn_in_test: bool | None = Field(None, description="new hardware is burn-in tested before use (true / false)")
 
 
 class Policy(Strict):
@@ -338,11 +338,11 @@ class Policy(Strict):
 
 
 class Waiver(Strict):
-    rule: Annotated[str, Field(pattern=r"^[A-Z]{3}[0-9]{3}$")]
-    path: Text | None = None
-    reason: Text | None = None
-    approver: Text | None = None
-    expires: dt.date | None = None
+    rule: Annotated[str, Field(pattern=r"^[A-Z]{3}[0-9]{3}$")] = Field(description="id of the rule waived, e.g. PWR003", examples=["PWR003"])
+    path: Text | None = Field(None, description="manifest field the waiver covers (e.g. facility.racks[0]); all of the rule's findings when left out")
+    reason: Text | None = Field(None, description="why the finding is accepted")
+    approver: Text | None = Field(None, description="who accepted it")
+    expires: dt.date | None = Field(None, description="date the waiver stops applying (YYYY-MM-DD)")
 
 
 Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
@@ -351,14 +351,14 @@ Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 class Signoff(Strict):
     """A sign-off recorded by `hwlint signoff` (see linter.signoff.records); edit it by signing again."""
 
-    role: Text
-    name: Text
-    date: dt.date
+    role: Text = Field(description="the role signing, one of policy.signoff_roles")
+    name: Text = Field(description="who signed")
+    date: dt.date = Field(description="date of the sign-off (YYYY-MM-DD)")
     manifest_digest: Sha256 = Field(description="sha256 of the manifest's content without `signoffs`")
     sections: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")]] = Field(
         {}, description="short digest of each top-level section, to tell which changed"
     )
-    rule_pack_digest: Sha256
+    rule_pack_digest: Sha256 = Field(description="sha256 of the rule pack the review used")
     signature: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
         None, description="ssh-keygen -Y sign signature (namespace hwlint) of the sign-off statement"
     )
@@ -368,22 +368,22 @@ class Manifest(Strict):
     """A purchase manifest for an AI-training cluster."""
 
     manifest_version: Literal[1] = Field(description="format version of this file")
-    name: Text
-    owner: Text | None = None
-    date: dt.date | None = None
+    name: Text = Field(description="name of the cluster or purchase")
+    owner: Text | None = Field(None, description="who answers for this manifest (name or e-mail)")
+    date: dt.date | None = Field(None, description="date of this version of the manifest (YYYY-MM-DD)")
     tier: Literal["single-gpu", "single-node", "multi-node", "large-cluster"] | None = Field(
         None, description="declared scale tier; inferred from the manifest when left out"
     )
-    plan: Plan
-    procurement: Procurement | None = None
-    node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=10_000)]
-    network: Network | None = None
-    storage: Storage | None = None
-    facility: Facility | None = None
-    operations: Operations | None = None
-    policy: Policy | None = None
-    waivers: list[Waiver] = []
-    signoffs: list[Signoff] = []
+    plan: Plan = Field(description="the training the cluster is for")
+    procurement: Procurement | None = Field(None, description="how the hardware is bought or rented, and the quotes")
+    node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=10_000)] = Field(description="groups of identical servers")
+    network: Network | None = Field(None, description="the network fabrics")
+    storage: Storage | None = Field(None, description="storage tiers, checkpointing and backup")
+    facility: Facility | None = Field(None, description="site power, cooling and racks")
+    operations: Operations | None = Field(None, description="how the cluster is run")
+    policy: Policy | None = Field(None, description="thresholds this manifest tunes (defaults in the rule pack's policy.yaml)")
+    waivers: list[Waiver] = Field([], description="findings accepted on purpose, with reason and expiry")
+    signoffs: list[Signoff] = Field([], description="sign-offs recorded by `hwlint signoff`; do not edit by hand")
 
 
 # --- catalog ---------------------------------------------------------------------------

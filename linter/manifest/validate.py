@@ -109,13 +109,19 @@ def _explain(error: Any) -> list[tuple[tuple, str]]:
     if kind == "required":
         missing = [k for k in error.validator_value if k not in value]
         return [(path, f'{where} is missing the required key "{k}"') for k in missing]
+    if kind == "anyOf" and {"type": "null"} in error.validator_value:
+        # a key that may be blank: explain what its value should be, not that it may be empty
+        null_branch = error.validator_value.index({"type": "null"})
+        explained = [found for sub in error.context if sub.relative_schema_path[0] != null_branch for found in _explain(sub)]
+        if explained:
+            return explained
     if kind == "type":
         expected = error.validator_value
-        expected = expected if isinstance(expected, list) else [expected]
+        expected = [t for t in (expected if isinstance(expected, list) else [expected]) if t != "null"]
         words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
         return [(path, f"{where} must be {words}, not {describe(value)}")]
     if kind in ("enum", "const"):
-        options = error.validator_value if kind == "enum" else [error.validator_value]
+        options = [o for o in error.validator_value if o is not None] if kind == "enum" else [error.validator_value]
         listed = ", ".join(str(o) for o in options)
         return [(path, f"{where} is {describe(value)}; expected one of: {listed}{suggest(value, options)}")]
     if kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
