@@ -100,3 +100,25 @@ def test_state_bytes_conventions():
 
 def test_ups_kw():
     assert physics.ups_kw(500, 0.9) == pytest.approx(450)
+
+
+def test_smallest_meeting_inverts_a_forward_model_by_calling_it():
+    # GPT-3 175B on 300B tokens at Megatron-LM's 140 TFLOP/s per A100 with full recompute:
+    # 1,024 GPUs take about 34 days [narayanan-2021] §5.1; the fewest whole 8-GPU nodes for 34 days.
+    days = lambda n: physics.training_seconds_achieved(175e9, 300e9, n, 140e12) / 86400
+    n = physics.smallest_meeting(lambda n: days(n) <= 34, 8, 8)
+    assert n % 8 == 0 and days(n) <= 34 < days(n - 8)
+    assert 1000 <= n <= 1100
+    assert physics.smallest_meeting(lambda n: days(n) <= 34, 100_000, 8) == n  # from above, too
+    assert physics.smallest_meeting(lambda n: False, 8, 8, cap=64) is None
+
+
+def test_nonblocking_fabric_switches_match_the_fat_tree_counts():
+    # One DGX SuperPOD scalable unit: 256 NDR endpoints on 64-port switches, 8 leaves + 4 spines.
+    assert physics.nonblocking_fabric_switches(256, 64) == {"single": 0, "leaf": 8, "spine": 4, "core": 0}
+    # Al-Fares 2008 §3: a three-tier k-ary fat tree holds k^3/4 hosts with 5k^2/4 switches.
+    for k in (4, 8, 64):
+        counts = physics.nonblocking_fabric_switches(k ** 3 // 4, k)
+        assert counts["core"] > 0 and sum(counts.values()) == 5 * k * k // 4
+    assert physics.nonblocking_fabric_switches(64, 64)["single"] == 1
+    assert physics.nonblocking_fabric_switches(2048, 64)["core"] == 0  # k^2/2: still two tiers

@@ -332,6 +332,7 @@ class Policy(Strict):
     data_read_margin: Annotated[float, Field(ge=1, le=100)] | None = None
     local_checkpoint_copies: SmallCount | None = None
     cold_tier_dataset_tb: Positive | None = None
+    spare_time_pct: Percent | None = Field(None, description="share of the target duration, %, a plan may leave unused before the review notes spare capacity")
     signoff_roles: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = Field(
         None, description="roles that must sign off the purchase (default: technical lead, facilities, finance)"
     )

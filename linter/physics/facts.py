@@ -8,6 +8,7 @@ arithmetic lives in linter.physics.formulas; this module only gathers its inputs
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -327,15 +328,28 @@ def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str
         value = table.get(precision) if table is not _MISSING else None
         return value if value else Unknown((f"{pool}.gpu.dense_tflops.{precision}",))
 
-    def seconds(p: float, d: float, precision: str) -> Any:
+    def seconds_on(gpus: int, p: float, d: float, precision: str) -> Any:
         tflops = peak(precision)
         if isinstance(tflops, Unknown):
             return tflops
-        return physics.training_seconds_at_mfu(p * 1e9, d * 1e9, gpus_total, tflops * 1e12, policy["mfu"])
+        return physics.training_seconds_at_mfu(p * 1e9, d * 1e9, gpus, tflops * 1e12, policy["mfu"])
 
-    out["seconds"] = fact(data, ["plan.model.parameters_billion", "plan.training_tokens_billion", "plan.precision"], seconds)
+    inputs = ["plan.model.parameters_billion", "plan.training_tokens_billion", "plan.precision"]
+    out["seconds"] = fact(data, inputs, lambda p, d, precision: seconds_on(gpus_total, p, d, precision))
     out["days"] = _apply(lambda s: _round(s / 86400, 1), out["seconds"])
     out["peak_tflops"] = fact(data, ["plan.precision"], peak)
+
+    def for_target(target_days: float, now: float, per_node: int, p: float, d: float, precision: str) -> int | None:
+        """The fewest whole nodes' GPUs that meet the target by the same time model."""
+        limit = target_days * 86400
+        return physics.smallest_meeting(lambda n: seconds_on(n, p, d, precision) <= limit,
+                                        math.ceil(gpus_total * now / limit), per_node)
+
+    per_node = fact(data, [f"{pool}.gpu.count"], lambda g: g)
+    out["gpus_for_target"] = _apply(
+        lambda target, now, g: fact(data, inputs, lambda *v: for_target(target, now, g, *v)),
+        out["target_days"], out["seconds"], per_node)
+    out["nodes_for_target"] = _apply(lambda n, g: None if n is None else n // g, out["gpus_for_target"], per_node)
     return out
 
 
@@ -520,6 +534,15 @@ def _pick(quotes: list[dict], date_of: Callable[[int, dict], Any], choose: Calla
         return Unknown(missing)
     date, i = choose(dates)
     return {"date": date, "item": quotes[i]["item"], "path": f"procurement.quotes[{i}]"}
+
+
+def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
+    """Memory per GPU and time to train of a manifest whose first node pool is its only compute
+    pool: the part of `derive` a layout search calls thousands of times (the same code, without
+    power, fabric, storage and money)."""
+    pools = data["node_pools"]
+    counts = _counts(data, pools, [0])
+    return {"memory": _memory(data, 0, policy), "training": _training(data, 0, counts["gpus_total"], policy)}
 
 
 # Top-level fact names rules may read (checked when a rule pack loads).

@@ -9,6 +9,7 @@ convert units. Reference keys (in brackets) resolve in rules/references.yaml.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 # Bytes per parameter for (weights, gradients, optimizer state), by precision and optimizer.
 # [zero-2020] §3.1: mixed-precision Adam keeps 16-bit weights and gradients (2 + 2) and
@@ -191,3 +192,50 @@ def payback_months(purchase: float, rental_per_month: float, running_per_month: 
     A project shorter than this should rent [seed-hardware-layers]."""
     saving = rental_per_month - running_per_month
     return purchase / saving if saving > 0 else None
+
+
+def smallest_meeting(meets: Callable[[int], bool], guess: int, step: int = 1, cap: int = 10**7) -> int | None:
+    """The smallest multiple of `step` (at least `step`) for which `meets` holds, assuming it
+    keeps holding above that point (more GPUs never make a run slower, more data-parallel ranks
+    never need more memory per GPU). Starts from `guess`, gallops up or down, then bisects, so a
+    forward model (training time, memory) is inverted by calling it, never by a second copy of
+    its formula. None when even `cap` does not meet it."""
+    k_cap = max(cap // step, 1)
+    k = min(max(-(-guess // step), 1), k_cap)
+    if meets(k * step):
+        hi, lo, width = k, 0, 1
+        while k - width >= 1 and meets((k - width) * step):
+            hi, width = k - width, width * 2
+        lo = max(hi - width, 0)
+    else:
+        lo, width = k, 1
+        while True:
+            if lo == k_cap:
+                return None
+            hi = min(lo + width, k_cap)
+            if meets(hi * step):
+                break
+            lo, width = hi, width * 2
+    while hi - lo > 1:  # meets(hi) holds; meets(lo) fails (or lo == 0)
+        mid = (lo + hi) // 2
+        if meets(mid * step):
+            hi = mid
+        else:
+            lo = mid
+    return hi * step
+
+
+def nonblocking_fabric_switches(endpoints: int, k: int) -> dict[str, int]:
+    """Switches of a non-blocking (1:1) folded-Clos fabric of k-port switches [al-fares-2008] §3:
+    every leaf gives half its ports to hosts and half to uplinks; two tiers reach k^2/2
+    endpoints with k/2-down spines, beyond that the spines also split half up to a core tier
+    (three tiers reach k^3/4). A single switch serves up to k endpoints."""
+    if endpoints <= k:
+        return {"single": 1, "leaf": 0, "spine": 0, "core": 0}
+    half = k // 2
+    leaves = -(-endpoints // half)
+    uplinks = uplinks_needed(endpoints, 1)
+    if endpoints <= nonblocking_two_tier_endpoints(k):
+        return {"single": 0, "leaf": leaves, "spine": -(-uplinks // k), "core": 0}
+    spines = -(-uplinks // half)  # half the spine ports face the leaves, half the core
+    return {"single": 0, "leaf": leaves, "spine": spines, "core": -(-spines * half // k)}
