@@ -18,6 +18,7 @@ STAGES = {
     "engine": 3,
     "report": 4,
     "signoff": 5,
+    "sizing": 5,  # goal to configuration: may use physics and the engine, never report or cli
     "top": 6,  # cli, schema (the generator reads models of two stages)
 }
 VOCABULARY = {"linter", "linter.results", "linter.paths", "linter.numbers"}
