@@ -76,7 +76,7 @@ def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected
     from linter.engine.changes import BaseError, against_ref
 
     try:
-        return [against_ref(r, ref, pack, tier, selected) for r in reviews]
+        return against_ref(reviews, ref, pack, tier, selected)
     except BaseError as exc:
         click.echo(f"hwlint: {exc}", err=True)
         raise Exit(2) from None

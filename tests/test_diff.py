@@ -6,6 +6,7 @@ deltas come from the reviews' facts."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -177,6 +178,33 @@ def test_base_outside_a_repository_is_a_clean_error(hwlint, tmp_path):
         pytest.skip(f"{tmp_path} lies inside a git repository")
     run = hwlint("check", manifest, "--base", "HEAD")
     assert run.code == 2 and "not inside a git repository" in run.err
+
+
+def test_base_reads_every_file_with_one_git_process(hwlint, repo, tmp_path, monkeypatch):
+    """Many files against one ref: a single git process answers for all of them (a PATH
+    wrapper logs each git start), and each file still gets its own base."""
+    clusters = repo / "clusters"
+    for i in range(5):
+        (clusters / f"c{i}.hw.yaml").write_text(FLAWED.read_text())
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "more")
+    (clusters / "c0.hw.yaml").write_text(FLAWED.read_text().replace("precision: bf16", "precision: fp16"))
+    (clusters / "new.hw.yaml").write_text(FLAWED.read_text())
+    real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
+    wrapper, log = tmp_path / "bin", tmp_path / "git.log"
+    wrapper.mkdir()
+    (wrapper / "git").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
+    (wrapper / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper}:{os.environ['PATH']}")
+    files = sorted(clusters.glob("*.hw.yaml"))
+    run = hwlint("check", *files, "--base", "HEAD", "--format", "json")
+    assert run.err == "", run.err
+    assert len(log.read_text().splitlines()) == 1, log.read_text()
+    by_name = {Path(m["file"]).name: m["changes"] for m in json.loads(run.out)["manifests"]}
+    assert [f["rule_id"] for f in by_name["c0.hw.yaml"]["resolved"]] == ["GPU002"]
+    assert by_name["new.hw.yaml"]["base_exists"] is False
+    assert all(by_name[f"c{i}.hw.yaml"]["introduced"] == [] for i in range(1, 5))
+    assert by_name["a.hw.yaml"]["base_exists"] is True
 
 
 def test_diff_json_validates_against_the_report_schema(hwlint, tmp_path):

@@ -6,7 +6,7 @@ never by line: inserting a comment or reordering keys changes no finding. Proble
 file itself (syntax, schema) have no rule path of their own, so their message joins the key.
 
 The base version comes from a second file (`hwlint diff OLD NEW`) or from git
-(`hwlint check FILE --base REF`, read with `git show REF:./FILE` next to the file). A file
+(`hwlint check FILE... --base REF`: every base version read by one `git cat-file --batch`). A file
 that does not exist at REF is a new manifest: everything it fails is introduced.
 """
 
@@ -121,40 +121,74 @@ def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: A
     return review_document(doc, pack, tier, selected)
 
 
-def _git(folder: Path, *args: str) -> subprocess.CompletedProcess:
+def _repository(folder: Path) -> Path | None:
+    """The work tree `folder` lies in: the nearest folder holding `.git` (a folder, or the
+    file a linked work tree or submodule has), found without starting git."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _cat_file(root: Path, names: list[str]) -> list[tuple[str, bytes]]:
+    """(type or "missing", content) of each object name, from one `git cat-file --batch`."""
+    request = "".join(f"{name}\n" for name in names).encode()
     try:
-        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, timeout=60)
+        done = subprocess.run(["git", "-C", str(root), "cat-file", "--batch"], input=request,
+                              capture_output=True, timeout=60)
     except FileNotFoundError:
         raise BaseError("--base needs git, and git is not installed") from None
     except subprocess.TimeoutExpired:
         raise BaseError("git did not answer within 60 s") from None
+    if done.returncode != 0:
+        raise BaseError(f"git cat-file failed in {root}: {done.stderr.decode(errors='replace').strip()}")
+    out, at, answers = done.stdout, 0, []
+    for name in names:
+        end = out.index(b"\n", at)
+        header = out[at:end].decode(errors="replace")
+        at = end + 1
+        if header.endswith((" missing", " ambiguous")) or header == name:
+            answers.append(("missing", b""))
+            continue
+        _, kind, size = header.rsplit(" ", 2)
+        answers.append((kind, out[at:at + int(size)]))
+        at += int(size) + 1  # the content, then a newline
+    return answers
 
 
-def read_base(file: str, ref: str) -> bytes | None:
-    """The bytes of `file` at git revision `ref`, or None if the file did not exist there."""
-    if not ref or ref.startswith("-"):
+def read_bases(files: list[str], ref: str) -> list[bytes | None]:
+    """The bytes of each of `files` at git revision `ref` (None where a file did not exist
+    there), read with one git process per repository, so one for the usual run."""
+    if not ref or ref.startswith("-") or "\n" in ref:
         raise BaseError(f"--base {ref!r} is not a git revision")
-    target = Path(file).resolve()
-    folder = target.parent
-    if not folder.is_dir():
-        raise BaseError(f"{file}: no such folder")
-    found = _git(folder, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-    if found.returncode != 0:
-        inside = _git(folder, "rev-parse", "--is-inside-work-tree")
-        if inside.returncode != 0:
+    by_root: dict[Path, list[tuple[int, str]]] = {}
+    for index, file in enumerate(files):
+        target = Path(file).resolve()
+        if not target.parent.is_dir():
+            raise BaseError(f"{file}: no such folder")
+        root = _repository(target.parent)
+        if root is None:
             raise BaseError(f"{file} is not inside a git repository, so --base {ref} cannot be read")
-        raise BaseError(f"--base {ref}: no such commit, branch or tag (fetch it first, e.g. git fetch origin {ref})")
-    commit = found.stdout.decode().strip()
-    shown = _git(folder, "show", f"{commit}:./{target.name}")
-    if shown.returncode != 0:
-        exists = _git(folder, "cat-file", "-e", f"{commit}:./{target.name}")
-        if exists.returncode != 0:
-            return None
-        raise BaseError(f"git show {ref}:{file} failed: {shown.stderr.decode(errors='replace').strip()}")
-    return shown.stdout
+        inside = target.relative_to(root).as_posix()
+        if "\n" in inside:
+            raise BaseError(f"{file}: git cannot be asked for a path with a line break in it")
+        by_root.setdefault(root, []).append((index, inside))
+    out: list[bytes | None] = [None] * len(files)
+    for root, wanted in by_root.items():
+        # The first answer says whether REF names a commit at all; the others are the files.
+        answers = _cat_file(root, [f"{ref}^{{commit}}"] + [f"{ref}:{inside}" for _, inside in wanted])
+        if answers[0][0] != "commit":
+            raise BaseError(f"--base {ref}: no such commit, branch or tag (fetch it first, e.g. git fetch origin {ref})")
+        for (index, inside), (kind, content) in zip(wanted, answers[1:]):
+            if kind == "blob":
+                out[index] = content
+            elif kind != "missing":
+                raise BaseError(f"--base {ref}: {files[index]} is a {kind} there, not a file")
+    return out
 
 
-def against_ref(new: Review, ref: str, pack: Any, tier: str | None, selected: Any) -> Changes:
-    raw = read_base(new.file, ref)
-    old = review_bytes(raw, new.file, pack, tier, selected) if raw is not None else None
-    return compare(old, new, ref)
+def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, selected: Any) -> list[Changes]:
+    """The changes of each review against its file's version at `ref`."""
+    bases = read_bases([r.file for r in reviews], ref)
+    return [compare(review_bytes(raw, new.file, pack, tier, selected) if raw is not None else None, new, ref)
+            for new, raw in zip(reviews, bases)]
