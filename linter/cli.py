@@ -27,12 +27,27 @@ def _ids(value: str | None) -> set[str]:
     return {v.strip().upper() for v in (value or "").split(",") if v.strip()}
 
 
-def _selector(select: str | None, ignore: str | None) -> Any:
+def _selector(select: str | None, ignore: str | None, pack: Any = None) -> Any:
+    """A predicate on rule ids from --select/--ignore (ids or prefixes). With the pack given,
+    an id or prefix that names no rule is a usage error: a typo must not check nothing."""
+    import re
+
     chosen, dropped = _ids(select), _ids(ignore)
+    full_id = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")
 
     def matches(rule_id: str, patterns: set[str]) -> bool:
-        return any(rule_id == p or (len(p) < 6 and rule_id.startswith(p)) for p in patterns)
+        return any(rule_id == p or (not full_id.match(p) and rule_id.startswith(p)) for p in patterns)
 
+    if pack is not None:
+        from linter.manifest.validate import suggest
+
+        ids = [r.id for r in pack.rules]
+        layers = sorted({r.layer for r in pack.rules})
+        for option, patterns in (("--select", chosen), ("--ignore", dropped)):
+            for pattern in sorted(patterns):
+                if not any(matches(i, {pattern}) for i in ids):
+                    hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
+                    raise click.UsageError(f'{option}: no rule is named "{pattern}"{hint} (`hwlint rules list` shows them all)')
     return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
 
 
@@ -47,15 +62,79 @@ def _load_pack(extra: Sequence[str]) -> Any:
         raise Exit(2) from None
 
 
-def _write(text: str, output: str | None) -> None:
+def _write(text: str, output: str | None, colour: bool = False) -> None:
     if output:
         try:
             Path(output).write_text(text, encoding="utf-8")
         except OSError as exc:
             click.echo(f"hwlint: cannot write {output}: {exc.strerror or exc}", err=True)
             raise Exit(2) from None
+    elif colour:
+        from linter.report.text import paint
+
+        click.echo(paint(text), nl=False, color=True)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=False)
+
+
+def use_colour(choice: str, stream: Any) -> bool:
+    """--color auto: colour on a terminal, unless NO_COLOR is set (https://no-color.org);
+    FORCE_COLOR (any value but 0) colours even when piped. always / never override both."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+
+
+def manifest_files(paths: tuple[str, ...]) -> list[str]:
+    """FILES as given, with each directory replaced by the *.hw.yaml files under it (sorted,
+    hidden folders skipped); `-` stays `-` (standard input)."""
+    import os
+
+    out: list[str] = []
+    for given in paths:
+        if given != "-" and os.path.isdir(given):
+            found = []
+            for folder, subfolders, names in os.walk(given):
+                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d != "node_modules")
+                found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".hw.yaml")]
+            if not found:
+                click.echo(f"hwlint: note: no *.hw.yaml files under {given}", err=True)
+            out += sorted(found, key=lambda f: Path(f).parts)
+        else:
+            out.append(given)
+    if out.count("-") > 1:
+        raise click.UsageError("- (standard input) may be given once")
+    return out
+
+
+class Progress:
+    """`reviewed 120/600 files` on standard error, rewritten in place, for long runs on a
+    terminal; gone when the run ends, so the report is all that stays."""
+
+    MIN_FILES = 20
+
+    def __init__(self, total: int, enabled: bool):
+        import time
+
+        self.total, self.enabled, self.clock, self.shown = total, enabled and total >= self.MIN_FILES, time.monotonic, 0.0
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        if done == self.total or now - self.shown >= 0.1:
+            self.shown = now
+            click.echo(f"\rhwlint: reviewed {done}/{self.total} files", nl=False, err=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            click.echo("\r\033[K", nl=False, err=True)
 
 
 def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None) -> list[tuple[str, str | None]]:
@@ -98,11 +177,17 @@ def cli() -> None:
     """Review a GPU-cluster purchase manifest: do the parts fit each other and the plan?"""
 
 
-FORMAT_HELP = ("text, markdown, json, sarif or github (default text); repeat as FORMAT:PATH to write several "
-               "reports in one run, e.g. --format sarif:hwlint.sarif --format markdown:review.md")
+CHECK_FORMATS = ("text", "markdown", "json", "sarif", "github")
+DIFF_FORMATS = ("text", "markdown", "json")
 
 
-def review_options(command: Any) -> Any:
+def format_help(names: tuple[str, ...]) -> str:
+    listed = ", ".join(names[:-1]) + " or " + names[-1]
+    example = "--format sarif:hwlint.sarif --format markdown:review.md" if "sarif" in names else "--format json:diff.json --format markdown:diff.md"
+    return f"{listed} (default text); repeat as FORMAT:PATH to write several reports in one run, e.g. {example}"
+
+
+def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> Any:
     """The options that choose how manifests are reviewed (shared by check and diff)."""
     options = [
         click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one"),
@@ -113,7 +198,7 @@ def review_options(command: Any) -> Any:
                      help="lowest severity that makes the exit code 1"),
         click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
                      help="write the report (each --format given without :PATH) to this file"),
-        click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=FORMAT_HELP),
+        click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=format_help(formats)),
     ]
     for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
         command = option(command)
@@ -121,30 +206,62 @@ def review_options(command: Any) -> Any:
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @review_options
 @click.option("--verbose", "-v", is_flag=True, help="text format: also show fixes, pending and waived rules")
 @click.option("--base", metavar="REF", help="also report what changed against each file's version at git revision REF")
+@click.option("--stdin-filename", metavar="PATH", help="the name to report a manifest read from standard input (-) by")
+@click.option("--exit-zero", is_flag=True, help="exit 0 even when rules fail (2 still means the review could not be done)")
+@click.option("--quiet", "-q", is_flag=True, help="text format: only the failing findings, no summaries, notes or progress")
+@click.option("--statistics", is_flag=True, help="text format: count the failures per rule instead of listing them")
+@click.option("--color", "colour", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it)")
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
-          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool, base: str | None) -> None:
-    """Review manifest FILES and report findings."""
+          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool, base: str | None,
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, colour: str) -> None:
+    """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
+    - reads one manifest from standard input."""
     from linter.engine.bulk import review_files
     from linter.report import render
 
     outputs = _outputs(formats, output)
     pack = _load_pack(rule_dirs)
-    selected = _selector(select, ignore)
-    reviews = review_files(files, pack, tier, selected)
+    selected = _selector(select, ignore, pack)
+    paths = manifest_files(files)
+    if not paths:
+        raise click.UsageError("no manifests to review: the folders given hold no *.hw.yaml files")
+    stdin_name = stdin_filename or "-"
+    on_disk = [p for p in paths if p != "-"]
+    progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
+    try:
+        reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress))
+    finally:
+        progress.close()
+    reviews = [_review_stdin(stdin_name, pack, tier, selected) if p == "-" else next(reviewed) for p in paths]
     changes = _changes(reviews, base, pack, tier, selected) if base is not None else None
     for fmt, path in outputs:
-        _write(render(fmt, reviews, pack, verbose=verbose, changes=changes), path)
-    raise Exit(exit_code(reviews, fail_on))
+        report = render(fmt, reviews, pack, verbose=verbose, changes=changes, quiet=quiet, statistics=statistics)
+        _write(report, path, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
+    code = exit_code(reviews, fail_on)
+    raise Exit(0 if exit_zero and code == 1 else code)
+
+
+def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any) -> Any:
+    from linter.engine.review import not_loaded, review_document
+    from linter.manifest.loader import MAX_BYTES, InputError, load_bytes
+
+    raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+    try:
+        doc = load_bytes(raw, name)
+    except InputError as exc:
+        return not_loaded(name, exc)
+    return review_document(doc, pack, tier, selected)
 
 
 @cli.command("diff")
 @click.argument("old", type=click.Path())
 @click.argument("new", type=click.Path())
-@review_options
+@lambda command: review_options(command, DIFF_FORMATS)
 def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | None, tier: str | None,
                  select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str) -> None:
     """What changing manifest OLD into NEW does: findings introduced, resolved and still open
@@ -156,9 +273,9 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     from linter.report import render_diff
     from linter.engine.review import review_file
 
-    outputs = _outputs(formats, output, allowed=("text", "markdown", "json"))
+    outputs = _outputs(formats, output, allowed=DIFF_FORMATS)
     pack = _load_pack(rule_dirs)
-    selected = _selector(select, ignore)
+    selected = _selector(select, ignore, pack)
     before, after = review_file(old, pack, tier, selected), review_file(new, pack, tier, selected)
     changes = compare(before, after, old)
     for fmt, path in outputs:

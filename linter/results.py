@@ -20,6 +20,30 @@ LAYERS = {
     "WVR": "Waivers",
     "FILE": "The manifest file",
 }
+RESERVED_LAYERS = ("WVR", "FILE")  # findings about waivers and the file itself, never a rule's prefix
+# A rule id: a layer prefix of 2-5 capital letters (the built-in ones above, or a team's own,
+# e.g. ORG001) and three digits.
+RULE_ID = r"^[A-Z]{2,5}[0-9]{3}$"
+
+
+def layer_of(rule_id: str) -> str:
+    """The layer prefix of a rule id: the capital letters before its digits."""
+    letters = rule_id.rstrip("0123456789")
+    return letters or rule_id
+
+
+def layer_name(layer: str) -> str:
+    return LAYERS.get(layer, f"Team rules ({layer})")
+
+
+def layer_rank(layer: str) -> tuple[int, int, str]:
+    """Sort key: built-in rule layers in their order, then a team's own, then waivers and the file."""
+    order = list(LAYERS)
+    if layer in RESERVED_LAYERS:
+        return (2, order.index(layer), layer)
+    if layer in LAYERS:
+        return (0, order.index(layer), layer)
+    return (1, 0, layer)
 
 
 @dataclass

@@ -269,6 +269,8 @@ def test_github_annotations_one_per_failure_with_position(hwlint):
     got = annotations(run.out)
     assert len(got) == len(expected) > 0
     kind = {"error": "error", "warning": "warning", "info": "notice"}
+    got = sorted(got, key=lambda a: (int(a["line"]), int(a["col"]), a["title"]))
+    expected = sorted(expected, key=lambda m: (int(m["line"]), int(m["col"]), m["id"]))
     for a, m in zip(got, expected):
         # the file is named from the repository root, as GitHub wants it
         assert (a["kind"], a["file"], a["line"], a["col"]) == (kind[m["sev"]], "examples/flawed-cluster.hw.yaml", m["line"], m["col"])

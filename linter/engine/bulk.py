@@ -13,23 +13,29 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 MIN_PARALLEL = 64  # below this, starting workers costs more than it saves
 
 _work: tuple[Any, ...] = ()  # (pack, tier, selected), inherited by the forked workers
 
 
-def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any) -> list[Any]:
-    """One review per file, in order."""
+def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any,
+                 progress: Callable[[int], None] | None = None) -> list[Any]:
+    """One review per file, in order; `progress(done)` is called as they complete."""
     from linter.engine.review import review_file
 
     jobs = _jobs(len(files))
     if jobs > 1:
-        reviews = _in_workers(files, jobs, (pack, tier, selected))
+        reviews = _in_workers(files, jobs, (pack, tier, selected), progress)
         if reviews is not None:
             return reviews
-    return [review_file(f, pack, tier, selected) for f in files]
+    out = []
+    for path in files:
+        out.append(review_file(path, pack, tier, selected))
+        if progress:
+            progress(len(out))
+    return out
 
 
 def _jobs(count: int) -> int:
@@ -40,7 +46,7 @@ def _jobs(count: int) -> int:
     return max(1, min(int(wanted) if wanted.isdigit() else cpus, cpus))
 
 
-def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...]) -> list[Any] | None:
+def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress: Callable[[int], None] | None = None) -> list[Any] | None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -49,7 +55,12 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...]) -> list[
     _work = work
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_review_one, files, chunksize=max(1, len(files) // (jobs * 8))))
+            out = []
+            for review in pool.map(_review_one, files, chunksize=max(1, len(files) // (jobs * 8))):
+                out.append(review)
+                if progress:
+                    progress(len(out))
+            return out
     except (BrokenProcessPool, OSError):  # no processes to be had: do it here instead
         return None
     finally:

@@ -19,12 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from linter.manifest.loader import Document, InputError, load_file
 from linter.paths import data_dir
-from linter.results import LAYERS, dotted
+from linter.results import RESERVED_LAYERS, RULE_ID, dotted, layer_of
 from linter.manifest.validate import explain_errors, suggest
 
 DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml")  # in rules/, not rule files
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
-RULE_ID = r"^(GPU|LNK|NET|MEM|STO|PWR|OPS|BUY)[0-9]{3}$"
 
 
 class RuleCase(BaseModel):
@@ -92,7 +91,7 @@ class Rule:
     layer: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.layer = self.spec.id[:3]
+        self.layer = layer_of(self.spec.id)
 
     @property
     def id(self) -> str:
@@ -156,8 +155,8 @@ def _build_pack(folders: list[Path]) -> RulePack:
         if not folder.is_dir():
             raise RuleLoadError([f"{folder}: not a folder of rule files"])
         for path in sorted(folder.glob("*.yaml")):
-            if path.name in DATA_FILES:
-                continue
+            if path.name in DATA_FILES or path.name.endswith(".hw.yaml"):
+                continue  # data files, and manifests kept beside the rules as test bases
             for rule in _load_file(path, pack, problems):
                 where = f"{rule.file}:{rule.line}"
                 if rule.id in seen:
@@ -227,8 +226,9 @@ def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems
         if name not in names:
             problems.append(f"{where('not_applicable_when')}: names the condition \"{name}\", which is not in "
                             "rules/conditions.yaml" + suggest(name, names))
-    if spec.id[:3] not in LAYERS:
-        problems.append(f"{where('id')}: unknown layer prefix")
+    if layer_of(spec.id) in RESERVED_LAYERS:
+        problems.append(f"{where('id')}: the prefix {layer_of(spec.id)} is reserved for hwlint's own findings; "
+                        "choose another 2-5 capital letters, e.g. ORG")
     if len(problems) > before:
         return None
     line, _ = doc.position(("rules", index))

@@ -339,7 +339,7 @@ class Policy(Strict):
 
 
 class Waiver(Strict):
-    rule: Annotated[str, Field(pattern=r"^[A-Z]{3}[0-9]{3}$")] = Field(description="id of the rule waived, e.g. PWR003", examples=["PWR003"])
+    rule: Annotated[str, Field(pattern=r"^[A-Z]{2,5}[0-9]{3}$")] = Field(description="id of the rule waived, e.g. PWR003", examples=["PWR003"])
     path: Text | None = Field(None, description="manifest field the waiver covers (e.g. facility.racks[0]); all of the rule's findings when left out")
     reason: Text | None = Field(None, description="why the finding is accepted")
     approver: Text | None = Field(None, description="who accepted it")

@@ -27,6 +27,7 @@ REGISTRY: dict[str, str] = {
 #   pack        the RulePack (rules, references, folders)
 #   references  pack.references;  rule_count  len(pack.rules)
 #   verbose     --verbose;        changes     [linter.engine.changes.Changes] when --base was given, else None
+#   quiet       --quiet;          statistics  --statistics
 
 
 def reported(reviews: list[Any]) -> Iterator[Any]:
@@ -40,17 +41,18 @@ def reporter(name: str) -> Callable[..., str]:
     return getattr(import_module(module), function)
 
 
-def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None) -> str:
+def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
+           quiet: bool = False, statistics: bool = False) -> str:
     """Render `reviews` in format `name`; with `changes`, text and Markdown gain the base diff."""
     function = reporter(name)
     offered = {
         "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
-        "verbose": verbose, "changes": changes,
+        "verbose": verbose, "changes": changes, "quiet": quiet, "statistics": statistics,
     }
     wanted = inspect.signature(function).parameters
     options = {k: v for k, v in offered.items() if k in wanted}
     before = after = ""
-    if changes is not None and "changes" not in wanted and name in ("text", "markdown"):
+    if changes is not None and "changes" not in wanted and name in ("text", "markdown") and not (quiet and name == "text"):
         from linter.report import changes as diff
 
         if name == "text":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from linter.results import LAYERS, one_line
+from linter.results import layer_name, layer_rank, one_line
 from linter.engine.rules import Rule, RulePack
 
 _EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
@@ -139,16 +139,13 @@ def pack_markdown(pack: RulePack) -> str:
         "| Rule | Severity | Applies at | Requirement |",
         "| --- | --- | --- | --- |",
     ]
-    order = list(LAYERS)
-    for rule in sorted(pack.rules, key=lambda r: (order.index(r.layer), r.id)):
+    for rule in sorted(pack.rules, key=lambda r: (layer_rank(r.layer), r.id)):
         tiers = "all" if rule.spec.tiers == "all" else ", ".join(rule.spec.tiers)
         out.append(f"| [{rule.id}](#{_anchor(rule)}) | {rule.spec.severity} | {tiers} | {_md_cell(rule.spec.title)} |")
     out.append("")
-    for layer, name in LAYERS.items():
+    for layer in sorted({r.layer for r in pack.rules}, key=layer_rank):
         rules = sorted((r for r in pack.rules if r.layer == layer), key=lambda r: r.id)
-        if not rules:
-            continue
-        out += [f"## {layer}: {name}", ""]
+        out += [f"## {layer}: {layer_name(layer)}", ""]
         for rule in rules:
             out += [f'<a id="{_anchor(rule)}"></a>', "", rule_markdown(rule, pack)]
     out += [

@@ -13,7 +13,7 @@ from typing import Any
 from linter import __version__
 from linter.numbers import num
 from linter.paths import data_dir
-from linter.results import LAYERS, Result
+from linter.results import Result, layer_name, layer_rank
 from linter.engine.review import Review
 from linter.report import budget, fit
 from linter.report.escape import markdown
@@ -77,11 +77,10 @@ def verdict(review: Review) -> str:
 
 
 def grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
-    order = list(LAYERS)
     groups: dict[str, list[Result]] = {}
-    for r in sorted(results, key=lambda r: (order.index(r.layer), ("error", "warning", "info").index(r.severity), r.rule_id)):
+    for r in sorted(results, key=lambda r: (layer_rank(r.layer), ("error", "warning", "info").index(r.severity), r.rule_id)):
         groups.setdefault(r.layer, []).append(r)
-    return [(LAYERS[layer], items) for layer, items in groups.items()]
+    return [(layer_name(layer), items) for layer, items in groups.items()]
 
 
 def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count: int,

@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from linter import __version__
 from linter.engine.changes import key
-from linter.results import LAYERS, Result, one_line
+from linter.results import Result, layer_name, one_line
 from linter.engine.review import Review
 from linter.engine.rules import Rule, RulePack, pack_digest
 from linter.report import reported
@@ -65,7 +65,7 @@ def _descriptor(rule: Rule, references: dict[str, dict[str, Any]]) -> dict[str, 
         "help": {"text": f"{full}\n\nFix: {one_line(spec.fix)}\n\nSources:\n" + "\n".join(source_lines)},
         "defaultConfiguration": {"level": LEVEL[spec.severity]},
         "properties": {
-            "tags": ["hwlint", LAYERS[rule.layer]],
+            "tags": ["hwlint", layer_name(rule.layer)],
             "problem.severity": PROBLEM_SEVERITY[spec.severity],
             "tiers": spec.tiers if isinstance(spec.tiers, list) else [spec.tiers],
         },
@@ -78,7 +78,7 @@ def _descriptor(rule: Rule, references: dict[str, dict[str, Any]]) -> dict[str, 
 
 def _extra_descriptor(r: Result) -> dict[str, Any]:
     """A check that is not a pack rule (the manifest file itself, waivers): described by its result."""
-    layer = LAYERS.get(r.layer, r.layer)
+    layer = layer_name(r.layer)
     return {
         "id": r.rule_id,
         "name": _name(f"{layer} {r.rule_id}"),
@@ -107,7 +107,7 @@ def _result(r: Result, index: int) -> dict[str, Any]:
             },
         }],
         "partialFingerprints": {FINGERPRINT: fingerprint(r)},
-        "properties": {"manifestPath": r.path, "layer": LAYERS.get(r.layer, r.layer), "facts": r.facts},
+        "properties": {"manifestPath": r.path, "layer": layer_name(r.layer), "facts": r.facts},
     }
     if r.status == "waived" and r.waiver:
         out["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": r.reason}]

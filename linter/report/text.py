@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from linter.results import one_line
 from linter.engine.review import Review
 
@@ -18,15 +20,54 @@ def summary(review: Review) -> str:
     return f"{review.file}: " + ", ".join(parts) + tier
 
 
-def render(reviews: list[Review], verbose: bool = False) -> str:
+def render(reviews: list[Review], verbose: bool = False, quiet: bool = False, statistics: bool = False) -> str:
+    """Findings in file order, then line and column order; then one summary per file.
+    quiet: the failing findings only. statistics: a count per rule instead of the findings."""
     lines = []
     for review in reviews:
-        for r in review.results:
+        shown = [r for r in review.results if r.status == "fail" or (not quiet and (r.status == "waived" or (verbose and r.status == "pending")))]
+        for r in sorted(shown, key=lambda r: (r.line, r.column, r.rule_id)):
+            if statistics:
+                continue
             if r.status == "fail":
                 fix = f" Fix: {one_line(r.fix)}" if r.fix and verbose else ""
                 lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {one_line(r.message)}{fix}")
-            elif r.status == "waived" or (verbose and r.status == "pending"):  # a waiver is always shown
+            else:  # a waiver is always shown
                 lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.status} {one_line(r.title)}: {one_line(r.reason)}")
         lines.extend(one_line(e) for e in review.rule_errors)
-    lines.extend(summary(review) for review in reviews)
-    return "\n".join(lines) + "\n"
+    if statistics:
+        lines.extend(_statistics(reviews))
+    if not quiet:
+        lines.extend(summary(review) for review in reviews)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _statistics(reviews: list[Review]) -> list[str]:
+    """`count  ID  severity  title`, most frequent first (as ruff --statistics)."""
+    counts: dict[str, list] = {}
+    for review in reviews:
+        for r in review.results:
+            if r.status == "fail":
+                entry = counts.setdefault(r.rule_id, [0, r.severity, r.title])
+                entry[0] += 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1][0], item[0]))
+    width = max((len(str(n)) for _, (n, _, _) in ordered), default=1)
+    return [f"{n:>{width}}  {rule_id:<8} {severity:<7}  {one_line(title)}" for rule_id, (n, severity, title) in ordered]
+
+
+_FINDING = re.compile(r"^(?P<where>[^\n]*?:\d+:\d+:) (?P<id>[A-Z]{2,6}[0-9]{0,3}) (?P<word>error|warning|info|waived|pending) ", re.M)
+_SUMMARY = re.compile(r"(?P<n>\b[1-9][0-9]* failing\b)")
+_COLOURS = {"error": "red", "warning": "yellow", "info": "blue", "waived": "cyan", "pending": "magenta"}
+
+
+def paint(text: str) -> str:
+    """The text report with colour for a terminal: the place bold, the rule id, the severity
+    coloured. Only ANSI styles are added; the words stay the same."""
+    import click
+
+    def finding(m: re.Match) -> str:
+        return (f"{click.style(m['where'], bold=True)} {click.style(m['id'], bold=True)} "
+                f"{click.style(m['word'], fg=_COLOURS[m['word']], bold=True if m['word'] == 'error' else None)} ")
+
+    text = _FINDING.sub(finding, text)
+    return _SUMMARY.sub(lambda m: click.style(m["n"], fg="red", bold=True), text)

@@ -28,12 +28,12 @@ from linter import __version__
 from linter.manifest.loader import Document
 from linter.numbers import num
 from linter.report.markdown import environment
-from linter.results import LAYERS, Result, one_line
+from linter.results import LAYERS, RESERVED_LAYERS, Result, layer_name, layer_rank, one_line
 from linter.engine.review import Review, today
 from linter.engine.rules import RulePack, pack_digest
 from linter.signoff.records import check, content_digest, required_roles
 
-RULE_LAYERS = [layer for layer in LAYERS if layer not in ("WVR", "FILE")]
+RULE_LAYERS = [layer for layer in LAYERS if layer not in RESERVED_LAYERS]  # shown even when empty
 STATUS_WORDS = {
     "pass": "confirmed", "pending": "to confirm", "skipped": "not applicable", "fail": "failing", "waived": "waived",
 }
@@ -162,9 +162,10 @@ def signoff_rows(doc: Document, review: Review, pack_sha: str) -> list[dict[str,
 
 
 def render(review: Review, doc: Document, pack: RulePack) -> str:
-    rule_results = [r for r in review.results if r.layer in RULE_LAYERS]
+    rule_results = [r for r in review.results if r.layer not in RESERVED_LAYERS]
+    layers = sorted(set(RULE_LAYERS) | {r.layer for r in rule_results}, key=layer_rank)  # a team's own after the built-in
     by_layer = {layer: [item(r, pack) for r in sorted(rule_results, key=lambda r: r.rule_id) if r.layer == layer]
-                for layer in RULE_LAYERS}
+                for layer in layers}
     counts = {s: sum(r.status == s for r in rule_results) for s in STATUS_WORDS}
     pack_sha = pack_digest(pack)
     return environment().get_template("checklist.md.j2").render(
@@ -175,7 +176,7 @@ def render(review: Review, doc: Document, pack: RulePack) -> str:
         content_digest=content_digest(doc.data),
         pack_digest=pack_sha,
         rule_count=len(pack.rules),
-        layers=[(LAYERS[layer], by_layer[layer]) for layer in RULE_LAYERS],
+        layers=[(layer_name(layer), by_layer[layer]) for layer in layers],
         counts=counts,
         words=STATUS_WORDS,
         open_items=counts["fail"] + counts["pending"],
