@@ -103,9 +103,8 @@ def manifest_files(paths: tuple[str, ...]) -> list[str]:
             for folder, subfolders, names in os.walk(given):
                 subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d != "node_modules")
                 found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".hw.yaml")]
-            if not found:
-                click.echo(f"hwlint: note: no *.hw.yaml files under {given}", err=True)
-            out += sorted(found, key=lambda f: Path(f).parts)
+            # a folder without manifests stays, to be reported as such (exit 2), like a missing file
+            out += sorted(found, key=lambda f: Path(f).parts) or [given]
         else:
             out.append(given)
     if out.count("-") > 1:
@@ -228,8 +227,6 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
     pack = _load_pack(rule_dirs)
     selected = _selector(select, ignore, pack)
     paths = manifest_files(files)
-    if not paths:
-        raise click.UsageError("no manifests to review: the folders given hold no *.hw.yaml files")
     stdin_name = stdin_filename or "-"
     on_disk = [p for p in paths if p != "-"]
     progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())

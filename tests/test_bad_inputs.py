@@ -57,7 +57,7 @@ def test_broken_manifest_gives_the_expected_finding(hwlint, name):
 
 
 MADE = {
-    "a-folder.yaml": (2, 1, "is a directory; give a manifest file"),
+    "a-folder.yaml": (2, 1, "is a directory with no *.hw.yaml files under it"),
     "missing.yaml": (2, 1, "no such file"),
     "fifty-megabytes.yaml": (2, 1, "file is 50,000,030 bytes; manifests are limited to 5,000,000 bytes"),
     "two-million-items.yaml": (2, 2, "the document has more than 100,000 values"),

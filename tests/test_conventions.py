@@ -52,9 +52,10 @@ def test_a_folder_is_searched_for_manifests(hwlint, tmp_path):
     assert summaries == [str(tmp_path / "a" / "deep" / "x.hw.yaml"), str(tmp_path / "b.hw.yaml")]
 
 
-def test_a_folder_without_manifests_is_a_usage_error(hwlint, tmp_path):
-    run = hwlint("check", tmp_path)
-    assert run.code == 2 and "no *.hw.yaml files" in run.err and "Traceback" not in run.err
+def test_a_folder_without_manifests_is_an_input_error(hwlint, tmp_path):
+    run = hwlint("check", tmp_path, GOOD)
+    assert run.code == 2 and "Traceback" not in run.err
+    assert run.out.startswith(f"{tmp_path}:1:1: IO ") and "no *.hw.yaml files under it" in run.out
 
 
 def test_dash_reads_standard_input_named_by_stdin_filename(hwlint, monkeypatch):

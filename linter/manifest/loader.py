@@ -85,7 +85,7 @@ def read_bytes(path: str) -> bytes:
     if not p.exists():
         raise InputError(f"no such file: {path}", code="IO")
     if p.is_dir():
-        raise InputError(f"{path} is a directory; give a manifest file", code="IO")
+        raise InputError(f"{path} is a directory with no *.hw.yaml files under it; give a manifest file, or a folder that holds some", code="IO")
     try:
         size = p.stat().st_size
         if size > MAX_BYTES:
