@@ -95,7 +95,14 @@ def test_checkpoint_size_bloom():
 def test_state_bytes_conventions():
     assert physics.state_bytes("bf16", "adamw") == (2, 2, 12)
     assert sum(physics.state_bytes("fp32", "adam")) == 16
-    assert physics.state_bytes("bf16", "adafactor") is None
+    # DeepSpeed's estimators and llm-analysis: 18 with fp32 gradients.
+    assert sum(physics.state_bytes("bf16", "adamw", gradients="fp32")) == 18
+    # 8-bit Adam: both moments in 8 bits, 2 bytes instead of 8 (Dettmers et al. 2022), plus the fp32 master.
+    assert physics.state_bytes("bf16", "adamw-8bit") == (2, 2, 6)
+    # Adafactor: factored second moment, no first moment: only the fp32 master copy per parameter.
+    assert physics.state_bytes("bf16", "adafactor") == (2, 2, 4)
+    assert physics.state_bytes("bf16", "adamw", optimizer_bytes=8) == (2, 2, 8)
+    assert physics.state_bytes("bf16", "unknown-optimizer") is None
 
 
 def test_ups_kw():

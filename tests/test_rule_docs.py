@@ -49,7 +49,7 @@ def test_rules_show_prints_every_section(hwlint, rule):
 
 def test_rules_show_names_the_policy_values_a_rule_reads(hwlint):
     run = hwlint("rules", "show", "GPU006")
-    assert "mfu = 0.4" in run.out
+    assert "compute_efficiency = 0.57" in run.out
 
 
 def test_rules_show_an_unknown_rule_suggests_one(hwlint):

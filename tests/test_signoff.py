@@ -275,7 +275,7 @@ def test_formatting_and_comments_do_not_stale_a_signoff_but_values_do(hwlint, go
 
 def test_a_new_section_is_named_as_added(hwlint, good):
     sign_all(hwlint, good)
-    good.write_text(good.read_text() + "\npolicy:\n  mfu: 0.35\n")
+    good.write_text(good.read_text() + "\npolicy:\n  compute_efficiency: 0.35\n")
     assert verify_lines(hwlint("verify", good))["facilities"] == "stale: the manifest changed since (added: policy)"
 
 

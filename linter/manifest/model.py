@@ -46,6 +46,20 @@ class Source(Strict):
 # --- identity, plan, procurement -------------------------------------------------------
 
 
+class Moe(Strict):
+    """Mixture-of-experts FFN layers (Fedus et al. 2022, Switch Transformers)."""
+
+    experts: Count = Field(description="E, experts per MoE layer")
+    active_experts: SmallCount = Field(description="k, experts each token runs (top-k routing)")
+    every_n_layers: SmallCount | None = Field(
+        None, description="one MoE layer every n layers; default 1 (every layer, as Megatron-LM and Mixtral)"
+    )
+    capacity_factor: Annotated[float, Field(ge=1, le=64)] | None = Field(
+        None, description="expert capacity as a multiple of the even share of tokens; default 1 (dropless routing "
+                          "has no fixed capacity; 1 counts the even share)"
+    )
+
+
 class ModelShape(Strict):
     """The network being trained (transformer symbols from Korthikanti et al. 2022)."""
 
@@ -54,6 +68,22 @@ class ModelShape(Strict):
     hidden_size: Count | None = Field(None, description="h, hidden dimension")
     attention_heads: Count | None = Field(None, description="a, attention heads")
     sequence_length: Count | None = Field(None, description="s, tokens per sequence")
+    kv_heads: Count | None = Field(
+        None, description="key/value heads (grouped-query attention; 1 is multi-query); default: attention_heads"
+    )
+    ffn_hidden_size: Count | None = Field(
+        None, description="f, FFN inner width; default as Megatron-LM: 4h (GELU), int(8h/3 / 64) * 64 (SwiGLU)"
+    )
+    ffn_activation: Literal["gelu", "swiglu"] | None = Field(
+        None, description="FFN kind: GELU (two h x f matrices) or SwiGLU (three); default gelu"
+    )
+    vocabulary_size: Count | None = Field(None, description="V, tokens in the vocabulary (logits memory, embeddings)")
+    tied_embeddings: bool | None = Field(None, description="input embedding and output layer share one matrix; default false")
+    attention: Literal["standard", "flash"] | None = Field(
+        None, description="attention kernel: flash (FlashAttention or another fused kernel that never stores the "
+                          "s x s scores) or standard; default flash"
+    )
+    moe: Moe | None = Field(None, description="mixture-of-experts FFN layers")
 
 
 class Parallelism(Strict):
@@ -68,6 +98,27 @@ class Parallelism(Strict):
     pipeline_chunks: SmallCount = Field(1, description="v, interleaved pipeline chunks per GPU")
     offload: Literal["none", "cpu", "nvme"] = Field(
         "none", description="ZeRO-Offload / ZeRO-Infinity target for optimizer state"
+    )
+    offload_params: bool = Field(
+        False, description="ZeRO-3 parameter offload: the 16-bit weights live in host memory too (zero_stage 3 only)"
+    )
+    context: SmallCount = Field(1, description="c, context-parallel degree: the sequence is split over c GPUs")
+    expert: SmallCount = Field(1, description="e, expert-parallel degree: each MoE layer's experts are split over e GPUs")
+
+
+class Finetune(Strict):
+    """How the weights are trained: all of them, or low-rank adapters on a frozen base."""
+
+    method: Literal["full", "lora", "qlora"] = Field(
+        "full", description="full: every weight trains; lora: frozen 16-bit base + adapters (Hu et al. 2022); "
+                            "qlora: frozen 4-bit base + adapters (Dettmers et al. 2023)"
+    )
+    lora_rank: Annotated[int, Field(ge=1, le=65536)] | None = Field(None, description="r, adapter rank; default 8 (PEFT)")
+    lora_targets: list[Literal["q", "k", "v", "o", "gate", "up", "down"]] | None = Field(
+        None, description="matrices that get adapters; default q and v (PEFT for Llama-style models)"
+    )
+    base_bits: Literal[4, 8, 16] | None = Field(
+        None, description="bits per frozen base weight; default 16 for lora, 4 (NF4) for qlora"
     )
 
 
@@ -84,7 +135,19 @@ class Plan(Strict):
     precision: Precision | None = Field(
         None, description="compute precision: bf16/fp16/fp8 mean mixed precision with fp32 master weights"
     )
-    optimizer: Literal["adam", "adamw", "sgd", "adafactor", "lion"] | None = Field(None, description="optimizer; it sets how much optimizer state each parameter needs")
+    optimizer: Literal["adam", "adamw", "adamw-8bit", "sgd", "adafactor", "lion"] | None = Field(
+        None, description="optimizer; it sets how much optimizer state each parameter needs. adamw-8bit: both moments "
+                          "in 8 bits (Dettmers et al. 2022); sgd means SGD with momentum"
+    )
+    optimizer_bytes_per_param: Annotated[float, Field(ge=0, le=64)] | None = Field(
+        None, description="optimizer state per trainable parameter in bytes, fp32 master weights included; "
+                          "overrides the optimizer's own figure (mixed-precision AdamW: 12)"
+    )
+    gradient_precision: Literal["16-bit", "fp32"] | None = Field(
+        None, description="gradients kept in 16 bits (the ZeRO paper's 16 bytes/param) or fp32 (DeepSpeed's "
+                          "estimators and llm-analysis: 18 bytes/param); default 16-bit"
+    )
+    finetune: Finetune | None = Field(None, description="full fine-tune or adapters (LoRA, QLoRA); default full")
     parallelism: Parallelism = Field(Parallelism(), description="how the model and batch are split across GPUs")
     training_tokens_billion: Positive | None = Field(None, description="D, tokens seen in training, in billions")
     target_duration_days: Positive | None = Field(None, description="wall-clock time the training run should take, days")
@@ -317,7 +380,9 @@ class Policy(Strict):
     circuit_continuous_pct: Percent | None = None
     gpu_memory_reserve_pct: Percent | None = None
     host_ram_ratio: Annotated[float, Field(gt=0, le=100)] | None = None
-    mfu: Fraction | None = None
+    compute_efficiency: Fraction | None = None
+    interruptions_per_1000_gpu_days: Annotated[float, Field(ge=0, le=1000)] | None = None
+    restart_minutes: NonNegative | None = None
     air_cooling_limit_kw: Positive | None = None
     spec_max_age_days: Count | None = None
     quote_max_age_days: Count | None = None

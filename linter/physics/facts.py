@@ -67,7 +67,9 @@ def derive(data: dict, policy: dict[str, float]) -> dict[str, Any]:
     facts.update(_counts(data, pools, compute_idx))
     primary = max(compute_idx, key=lambda i: pools[i]["count"] * pools[i]["gpu"].get("count", 0), default=None)
     facts["primary_pool"] = f"node_pools[{primary}]" if primary is not None else NO_GPU_POOL
-    facts["memory"] = _memory(data, primary, policy)
+    cfg = plan_settings(data)
+    facts["plan"] = {"assumed": cfg["assumed"], "attention": cfg["attention"], "method": cfg["method"]}
+    facts["memory"] = _memory(data, primary, policy, cfg)
     facts["host_ram_ratio"] = _host_ram_ratio(data, compute_idx)
     facts["link"] = _link(data, primary)
     facts["power"] = _power(data, pools, policy)
@@ -76,8 +78,8 @@ def derive(data: dict, policy: dict[str, float]) -> dict[str, Any]:
         data, ["plan.model.parameters_billion", "plan.precision"],
         lambda p, prec: _round(physics.checkpoint_bytes(p * 1e9, prec not in ("fp32", "tf32")) / TB, 3),
     )
-    facts["training"] = _training(data, primary, facts["gpus_total"], policy)
     facts["nics"] = _nics(data, primary)
+    facts["training"] = _training(data, primary, facts, policy, cfg)
     facts["local_disk"] = _local_disk(data, primary, facts["checkpoint_tb"], facts["compute_nodes"])
     facts["storage"] = _storage(data, facts["checkpoint_tb"], facts["training"])
     facts["procurement"] = _procurement(data, facts["power"]["it_kw"])
@@ -105,55 +107,184 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
     return counts
 
 
-def _memory(data: dict, primary: int | None, policy: dict[str, float]) -> dict[str, Any]:
-    """Per-GPU memory of the largest compute pool: model states (F1-F3) + activations (F4-F5)."""
+def plan_settings(data: dict) -> dict[str, Any]:
+    """The plan's model, fine-tuning and parallel settings with what current frameworks do
+    where the plan is silent, and the list of those defaults (the review prints them among
+    its assumptions). Pure data in, pure data out: the sizer calls it for draft plans."""
+    plan = data.get("plan", {})
+    model = plan.get("model", {}) or {}
+    par = plan.get("parallelism", {}) or {}
+    tune = plan.get("finetune", {}) or {}
+    moe = model.get("moe")
+    assumed: list[dict[str, str]] = []
+
+    def pick(path: str, given: Any, default: Any, why: str) -> Any:
+        if given is not None:
+            return given
+        if default is not None:
+            shown = ", ".join(default) if isinstance(default, list) else str(default).lower() if isinstance(default, bool) else str(default)
+            assumed.append({"field": path, "value": shown, "why": why})
+        return default
+
+    h, a = model.get("hidden_size"), model.get("attention_heads")
+    out: dict[str, Any] = {"hidden": h, "heads": a, "layers": model.get("layers"), "seq": model.get("sequence_length"),
+                           "vocab": model.get("vocabulary_size")}
+    out["attention"] = pick("plan.model.attention", model.get("attention"), "flash",
+                            "fused attention is the default in Megatron Core, PyTorch SDPA and Hugging Face")
+    out["kv_heads"] = pick("plan.model.kv_heads", model.get("kv_heads"), a, "multi-head attention: one key/value head per attention head")
+    out["activation"] = pick("plan.model.ffn_activation", model.get("ffn_activation"), "gelu", "Megatron-LM's default FFN")
+    default_f = physics.default_ffn_width(h, out["activation"]) if h else None
+    out["ffn"] = pick("plan.model.ffn_hidden_size", model.get("ffn_hidden_size"), default_f,
+                      "Megatron-LM: 4h for GELU, int(8h/3 / 64) * 64 for SwiGLU")
+    if out["vocab"] is None:
+        assumed.append({"field": "plan.model.vocabulary_size", "value": "not given",
+                        "why": "the logits' memory (6*s*b*V/t bytes) is left out of the estimate"})
+    out["tied"] = pick("plan.model.tied_embeddings", model.get("tied_embeddings"), False,
+                       "separate input embedding and output layer (Megatron-LM, Llama)")
+    out["moe"] = None
+    if moe:
+        out["moe"] = {
+            "experts": moe["experts"], "active": moe["active_experts"],
+            "every": pick("plan.model.moe.every_n_layers", moe.get("every_n_layers"), 1, "every layer is an MoE layer (Megatron Core, Mixtral)"),
+            "capacity": pick("plan.model.moe.capacity_factor", moe.get("capacity_factor"), 1.0,
+                             "tokens spread evenly over the experts (dropless routing has no fixed capacity)"),
+        }
+    method = tune.get("method", "full") if plan.get("finetune") else "full"
+    if not plan.get("finetune"):
+        pick("plan.finetune.method", None, "full", "every weight trains")
+    out["method"] = method
+    if method in ("lora", "qlora"):
+        out["lora_rank"] = pick("plan.finetune.lora_rank", tune.get("lora_rank"), 8, "PEFT's LoraConfig default")
+        out["lora_targets"] = pick("plan.finetune.lora_targets", tune.get("lora_targets"), ["q", "v"],
+                                   "PEFT's default for Llama-style models: q_proj and v_proj")
+        out["base_bits"] = pick("plan.finetune.base_bits", tune.get("base_bits"), 4 if method == "qlora" else 16,
+                                "QLoRA's 4-bit NormalFloat" if method == "qlora" else "LoRA keeps the base in 16 bits")
+    out["gradients"] = pick("plan.gradient_precision", plan.get("gradient_precision"), "16-bit",
+                            "the ZeRO paper's 16 bytes/param for mixed-precision Adam; DeepSpeed's estimators and "
+                            "llm-analysis count 18 (fp32 gradients): set fp32 to use theirs")
+    out["t"], out["p"], out["v"] = par.get("tensor", 1), par.get("pipeline", 1), par.get("pipeline_chunks", 1)
+    out["c"], out["e"] = par.get("context", 1), par.get("expert", 1)
+    out["zero"] = par.get("zero_stage", 0)
+    out["offload"] = par.get("offload", "none") != "none"
+    out["offload_params"] = bool(par.get("offload_params", False))
+    out["sequence_parallel"] = par.get("sequence_parallel", False)
+    out["recompute"] = par.get("activation_recompute", "none")
+    out["assumed"] = assumed
+    return out
+
+
+def _expert_params(cfg: dict) -> Any:
+    """Weights in the experts of all MoE layers: E FFNs per MoE layer [switch-2022]."""
+    moe = cfg["moe"]
+    if not moe:
+        return 0.0
+    needs = tuple(f"plan.model.{k}" for k, v in (("layers", cfg["layers"]), ("hidden_size", cfg["hidden"]),
+                                                 ("attention_heads", cfg["heads"])) if v is None)
+    if needs:
+        return Unknown(needs)
+    _, ffn = physics.layer_parameters(cfg["hidden"], cfg["heads"], cfg["kv_heads"], cfg["ffn"], cfg["activation"])
+    return (cfg["layers"] // moe["every"]) * moe["experts"] * ffn
+
+
+def _memory(data: dict, primary: int | None, policy: dict[str, float], cfg: dict) -> dict[str, Any]:
+    """Per-GPU memory of the largest compute pool: model states (F1-F3, F15-F22) + activations (F4, F5, F14-F17)."""
+    keys = ("model_states_gb", "activations_gb", "total_gb", "capacity_gb", "usable_gb", "bytes_per_param",
+            "host_offload_gb_per_node", "states", "logits_gb", "convention")
     if primary is None:
-        return {k: NO_GPU_POOL for k in ("model_states_gb", "activations_gb", "total_gb", "capacity_gb", "usable_gb",
-                                     "bytes_per_param", "host_offload_gb_per_node")}
+        return {k: NO_GPU_POOL for k in keys}
     pool = f"node_pools[{primary}]"
-    par = data["plan"].get("parallelism", {})
-    t, p, v = par.get("tensor", 1), par.get("pipeline", 1), par.get("pipeline_chunks", 1)
-    zero = par.get("zero_stage", 0)
-    offload = par.get("offload", "none") != "none"
+    t, p, v, c, e, zero = cfg["t"], cfg["p"], cfg["v"], cfg["c"], cfg["e"], cfg["zero"]
+    plan = data["plan"]
 
     def per_param(precision: str, optimizer: str) -> Any:
-        found = physics.state_bytes(precision, optimizer)
+        found = physics.state_bytes(precision, optimizer, cfg["gradients"], plan.get("optimizer_bytes_per_param"))
         return found if found else Unknown((f"plan.optimizer (no memory model for {optimizer})",))
 
     bpp = fact(data, ["plan.precision", "plan.optimizer"], per_param)
-    inputs = ["plan.model.parameters_billion"] + (["plan.parallelism.data"] if zero else [])
+    experts = _expert_params(cfg)
+    data_degree = fact(data, ["plan.parallelism.data"], lambda d: d) if zero else 1
+    lora = None
+    if cfg["method"] in ("lora", "qlora"):
+        shape = [("layers", cfg["layers"]), ("hidden_size", cfg["hidden"]), ("attention_heads", cfg["heads"])]
+        needs = tuple(f"plan.model.{k}" for k, val in shape if val is None)
+        lora = Unknown(needs) if needs else physics.lora_parameters(
+            cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"], cfg["ffn"], cfg["lora_rank"], cfg["lora_targets"])
 
-    def states(params_b: float, d: int = 1) -> Any:
-        return _apply(lambda b: physics.model_state_bytes_per_gpu(params_b * 1e9, zero, d, t, p, b, offload) / GB, bpp)
+    def states(params_b: float) -> Any:
+        def compute(b: tuple, expert: float, d: int, adapters: Any) -> dict[str, float]:
+            total = params_b * 1e9
+            dp = d * c  # Megatron's distributed optimizer shards over the data- and context-parallel ranks
+            parts = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "frozen": 0.0, "buffer": 0.0}
 
-    model_states = fact(data, inputs, states)
-    activations = fact(
-        data,
-        ["plan.model.sequence_length", "plan.micro_batch_size", "plan.model.hidden_size",
-         "plan.model.attention_heads", "plan.model.layers"],
-        lambda s, b, h, a, L: physics.activation_bytes_per_gpu(
-            physics.activation_bytes_per_layer(
-                s, b, h, a, t, par.get("sequence_parallel", False), par.get("activation_recompute", "none")),
-            L, p, v,
-        ) / GB,
-    )
+            def add(count: float, shard: int, ranks: int, per: tuple) -> None:
+                w, g, k = physics.sharded_state_bytes(count / shard, zero, max(ranks, 1), per, cfg["offload"], cfg["offload_params"])
+                parts["weights"] += w
+                parts["gradients"] += g
+                parts["optimizer"] += k
 
-    def host(params_b: float, gpus: int, d: int = 1) -> Any:
-        return _apply(lambda b: _round(physics.offload_host_bytes_per_gpu(params_b * 1e9, zero, d, t, p, b) * gpus / GB), bpp)
+            if adapters is None:
+                add(total - expert, t * p, dp, b)
+                if expert:
+                    add(expert, t * p * e, dp // e, b)
+            else:  # frozen base at its bits, sharded like weights; adapters train with the optimizer [lora-2022]
+                base = physics.BASE_WEIGHT_BYTES[cfg["base_bits"]]
+                parts["frozen"] = base * ((total - expert) / (t * p) + expert / (t * p * e)) / (dp if zero >= 3 else 1)
+                add(adapters, t * p, dp, b)
+            if cfg["offload_params"] and zero >= 3 and None not in (cfg["hidden"], cfg["ffn"]):
+                # DeepSpeed keeps 4 bytes x the largest layer on the GPU [deepspeed-estimators]
+                largest = max(cfg["hidden"] * cfg["ffn"], cfg["hidden"] * (cfg["vocab"] or 0))
+                parts["buffer"] = 4 * largest
+            return {k: _round(val / GB, 3) for k, val in parts.items()}
+        return _apply(compute, bpp, experts, data_degree, lora)
 
-    offload_host = fact(data, ["plan.model.parameters_billion", f"{pool}.gpu.count"]
-                        + (["plan.parallelism.data"] if zero else []), host)
+    breakdown = fact(data, ["plan.model.parameters_billion"], states)
+    model_states = _apply(lambda parts: _round(sum(parts.values())), breakdown)
+
+    def activations(s: int, b: int, h: int, a: int, L: int) -> Any:
+        common = dict(attention=cfg["attention"], kv_heads=cfg["kv_heads"], ffn=cfg["ffn"], activation=cfg["activation"],
+                      context=c)
+        args = (s, b, h, a, t, cfg["sequence_parallel"], cfg["recompute"])
+        dense = physics.activation_bytes_per_layer(*args, **common)
+        moe = cfg["moe"]
+        if moe:
+            moe_layers = L // moe["every"]
+            sparse = physics.activation_bytes_per_layer(*args, **common, expert_tokens=moe["active"] * moe["capacity"])
+            per_layer = (dense * (L - moe_layers) + sparse * moe_layers) / L
+        else:
+            per_layer = dense
+        return physics.activation_bytes_per_gpu(per_layer, L, p, v) / GB
+
+    acts = fact(data, ["plan.model.sequence_length", "plan.micro_batch_size", "plan.model.hidden_size",
+                       "plan.model.attention_heads", "plan.model.layers"], activations)
+    # Logits: 16-bit and an fp32 copy for the cross-entropy, split over t (vocabulary-parallel
+    # output layer); on the first stage only when there is one stage.
+    logits = 0.0
+    if cfg["vocab"] and p == 1:
+        logits = fact(data, ["plan.model.sequence_length", "plan.micro_batch_size"],
+                      lambda s, b: _round(6 * s * b * cfg["vocab"] / t / c / GB, 3))
+    acts_total = _sum(acts, logits)
+    nodes = sum(pl["count"] for pl in data["node_pools"] if pl.get("role", "compute") == "compute" and "gpu" in pl)
+
+    def host(params_b: float, gpus: int) -> Any:
+        return _round(physics.offload_host_bytes_per_node(params_b * 1e9, zero, gpus, max(nodes, 1), cfg["offload_params"]) / GB)
+
+    offload_host = fact(data, ["plan.model.parameters_billion", f"{pool}.gpu.count"], host)
     capacity = fact(data, [f"{pool}.gpu.memory_gb"], lambda m: m)
     reserve = policy["gpu_memory_reserve_pct"]
-    total = _sum(model_states, activations)
-    usable = _apply(lambda c: _round(c * (1 - reserve / 100)), capacity)
+    total = _sum(model_states, acts_total)
+    usable = _apply(lambda cap: _round(cap * (1 - reserve / 100)), capacity)
+    per_param = _apply(lambda b: sum(b), bpp)
     return {
         "model_states_gb": _maybe_round(model_states),
-        "activations_gb": _maybe_round(activations),
+        "states": breakdown,
+        "activations_gb": _maybe_round(acts_total),
+        "logits_gb": logits,
         "total_gb": _maybe_round(total),
         "capacity_gb": capacity,
         "usable_gb": usable,
-        "bytes_per_param": sum(bpp) if isinstance(bpp, tuple) else bpp,
+        "bytes_per_param": per_param,
+        "convention": "fp32 gradients (DeepSpeed's estimators' convention: 18 bytes/param for Adam)" if cfg["gradients"] == "fp32"
+        else "16-bit gradients (the ZeRO paper's convention: 16 bytes/param for Adam; DeepSpeed's estimators count 18)",
         "host_offload_gb_per_node": offload_host,
     }
 
@@ -309,8 +440,9 @@ def _least(values: list[tuple[str, Any]], empty: str) -> Any:
     return min(v for _, v in values)
 
 
-def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str, float]) -> dict[str, Any]:
-    """Compute (F6) and time to train at the policy's MFU, against the target duration."""
+def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: dict[str, float], cfg: dict) -> dict[str, Any]:
+    """Time to train for this layout (physics.training_time), against the target duration."""
+    gpus_total = facts["gpus_total"]
     out: dict[str, Any] = {
         "flops": fact(data, ["plan.model.parameters_billion", "plan.training_tokens_billion"],
                       lambda p, d: physics.training_flops(p * 1e9, d * 1e9)),
@@ -319,7 +451,9 @@ def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str
         "target_days": fact(data, ["plan.target_duration_days"], lambda d: d),
     }
     if primary is None or isinstance(gpus_total, Unknown):
-        out["days"] = out["seconds"] = gpus_total if isinstance(gpus_total, Unknown) else NO_GPU_POOL
+        unknown = gpus_total if isinstance(gpus_total, Unknown) else NO_GPU_POOL
+        out.update(days=unknown, seconds=unknown, breakdown=unknown, peak_tflops=unknown, mfu=unknown,
+                   gpus_for_target=unknown, nodes_for_target=unknown)
         return out
     pool = f"node_pools[{primary}]"
 
@@ -328,28 +462,114 @@ def _training(data: dict, primary: int | None, gpus_total: Any, policy: dict[str
         value = table.get(precision) if table is not _MISSING else None
         return value if value else Unknown((f"{pool}.gpu.dense_tflops.{precision}",))
 
-    def seconds_on(gpus: int, p: float, d: float, precision: str) -> Any:
-        tflops = peak(precision)
-        if isinstance(tflops, Unknown):
-            return tflops
-        return physics.training_seconds_at_mfu(p * 1e9, d * 1e9, gpus, tflops * 1e12, policy["mfu"])
-
-    inputs = ["plan.model.parameters_billion", "plan.training_tokens_billion", "plan.precision"]
-    out["seconds"] = fact(data, inputs, lambda p, d, precision: seconds_on(gpus_total, p, d, precision))
-    out["days"] = _apply(lambda s: _round(s / 86400, 1), out["seconds"])
     out["peak_tflops"] = fact(data, ["plan.precision"], peak)
+    t, p, c, e = cfg["t"], cfg["p"], cfg["c"], cfg["e"]
+    needs: list[str] = []
 
-    def for_target(target_days: float, now: float, per_node: int, p: float, d: float, precision: str) -> int | None:
-        """The fewest whole nodes' GPUs that meet the target by the same time model."""
-        limit = target_days * 86400
-        return physics.smallest_meeting(lambda n: seconds_on(n, p, d, precision) <= limit,
-                                        math.ceil(gpus_total * now / limit), per_node)
+    def need(path: str, value: Any = _MISSING) -> Any:
+        value = get(data, path) if value is _MISSING else value
+        if value is _MISSING or value is None:
+            needs.append(path)
+            return None
+        if isinstance(value, Unknown):
+            needs.extend(value.needs)
+            return None
+        return value
 
-    per_node = fact(data, [f"{pool}.gpu.count"], lambda g: g)
-    out["gpus_for_target"] = _apply(
-        lambda target, now, g: fact(data, inputs, lambda *v: for_target(target, now, g, *v)),
-        out["target_days"], out["seconds"], per_node)
-    out["nodes_for_target"] = _apply(lambda n, g: None if n is None else n // g, out["gpus_for_target"], per_node)
+    params_b = need("plan.model.parameters_billion")
+    tokens_b = need("plan.training_tokens_billion")
+    tflops = need("plan.precision") and need("", out["peak_tflops"])
+    d = get(data, "plan.parallelism.data")
+    if d is _MISSING:  # what the launcher does: the GPUs left over by t, p and c [megatron-lm-defaults]
+        d = max(gpus_total // (t * p * c), 1)
+    gpus_per_node = need(f"{pool}.gpu.count")
+    shape: dict[str, Any] = {"layers": cfg["layers"], "seq": cfg["seq"], "hidden": cfg["hidden"]}
+    wanted = {"layers": "plan.model.layers", "seq": "plan.model.sequence_length", "hidden": "plan.model.hidden_size"}
+    if t > 1 or cfg["recompute"] == "selective" or cfg["moe"]:
+        for key in ("layers", "seq", "hidden"):
+            need(wanted[key], shape[key])
+    micro = get(data, "plan.micro_batch_size")
+    batch = get(data, "plan.global_batch_size")
+    if p > 1:
+        micro = need("plan.micro_batch_size")
+    if p > 1 or d * c > 1:
+        batch = need("plan.global_batch_size")
+        need(wanted["seq"], shape["seq"])
+    link = facts["link"]
+    link_bw = None
+    if t > 1 or (cfg["moe"] and e > 1) or d * c > 1:
+        link_bw = link["bandwidth_gb_s"] if not isinstance(link["bandwidth_gb_s"], Unknown) else link["pcie_gb_s"]
+        if isinstance(link_bw, Unknown):
+            link_bw = need("", Unknown(link["bandwidth_gb_s"].needs))
+    fabric_bw = None
+    spans = [t, t * c * e if cfg["moe"] and e > 1 else 0, t * c * d if d * c > 1 else 0]
+    if isinstance(gpus_per_node, int) and max(spans) > gpus_per_node:
+        per_gpu = need("", facts["nics"]["gbps_per_gpu"])
+        oversub = facts["fabric"].get("oversubscription", 1.0) if facts["fabric"].get("present") else 1.0
+        fabric_bw = per_gpu / 8 * 1e9 / oversub if per_gpu else None
+        if per_gpu == 0:
+            needs.append(f"{pool}.nics (no compute NIC joins the nodes)")
+    interval = need("storage.checkpoint.interval_minutes")
+    expert = _expert_params(cfg)
+    if isinstance(expert, Unknown):
+        needs.extend(expert.needs)
+    if needs:
+        unknown = Unknown(tuple(dict.fromkeys(n for n in needs if n)))
+        out.update(days=unknown, seconds=unknown, breakdown=unknown, mfu=unknown, gpus_for_target=unknown,
+                   nodes_for_target=unknown)
+        return out
+    params = params_b * 1e9
+    active = params
+    moe_layers = 0
+    if cfg["moe"]:
+        moe = cfg["moe"]
+        active = params - expert + expert * moe["active"] / moe["experts"]
+        moe_layers = cfg["layers"] // moe["every"]
+    trainable_bytes = 4.0 if cfg["gradients"] == "fp32" else (4.0 if data["plan"].get("precision") in ("fp32", "tf32") else 2.0)
+    if cfg["method"] in ("lora", "qlora"):
+        trainable_bytes *= 0.0  # only the adapters' gradients cross the fabric: negligible, left out
+    def run(gpus: int, ranks: int) -> dict[str, float]:
+        return physics.training_time(
+            params=params, tokens=tokens_b * 1e9, gpus=gpus, peak_flops=tflops * 1e12,
+            efficiency=policy["compute_efficiency"], t=t, p=p, d=ranks, c=c, v=cfg["v"], e=e,
+            micro_batch=micro if micro is not _MISSING else None, global_batch=batch if batch is not _MISSING else None,
+            seq=shape["seq"], hidden=shape["hidden"], layers=shape["layers"], recompute=cfg["recompute"],
+            active_params=active, moe_layers=moe_layers,
+            active_experts=cfg["moe"]["active"] if cfg["moe"] else 1, capacity_factor=cfg["moe"]["capacity"] if cfg["moe"] else 1.0,
+            gpus_per_node=gpus_per_node, link_bytes_per_s=link_bw / 2 * 1e9 if link_bw else None,
+            fabric_bytes_per_s=fabric_bw, gradient_bytes=trainable_bytes, expert_params=expert, zero_stage=cfg["zero"],
+            interruptions_per_gpu_second=policy["interruptions_per_1000_gpu_days"] / 1000 / 86400,
+            interruption_cost_s=(policy["restart_minutes"] + interval / 2) * 60,
+        )
+
+    result = run(gpus_total, d)
+    out["seconds"] = result["total"]
+    out["days"] = _round(result["total"] / 86400, 1) if result["total"] != float("inf") else 1e9
+    out["mfu"] = _round(result["mfu"], 3)
+    out["data_parallel_degree"] = d
+    out["breakdown"] = {k: _round(result[k] / 86400, 2) for k in
+                        ("compute", "recompute", "bubble", "tensor_parallel", "data_parallel", "moe_all_to_all", "restarts")}
+
+    # GPU008: the fewest whole nodes' GPUs that meet the target by the same time model, the
+    # data-parallel degree growing or shrinking with them (t, p and c stay).
+    target = out["target_days"]
+    if isinstance(target, Unknown):
+        out["gpus_for_target"] = out["nodes_for_target"] = target
+        return out
+    limit = target * 86400
+    group = t * p * c
+
+    def meets(n: int) -> bool:
+        ranks = n // group
+        try:
+            return ranks >= 1 and run(ranks * group, ranks)["total"] <= limit
+        except (ValueError, TypeError):  # a layout the manifest cannot describe (no fabric, no batch): not shown to meet it
+            return False
+
+    step = math.lcm(gpus_per_node, group)
+    found = physics.smallest_meeting(meets, math.ceil(gpus_total * result["total"] / limit), step)
+    out["gpus_for_target"] = found
+    out["nodes_for_target"] = None if found is None else found // gpus_per_node
     return out
 
 
@@ -550,5 +770,5 @@ FACT_NAMES = (
     "policy", "compute_nodes", "nodes_total", "gpus_total", "gpus_per_node_min", "gpus_per_node_max",
     "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric",
     "checkpoint_tb", "training", "tier", "today", "catalog", "link",
-    "nics", "local_disk", "storage", "procurement",
+    "nics", "local_disk", "storage", "procurement", "plan",
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-# Bytes per parameter for (weights, gradients, optimizer state), by precision and optimizer.
+# Bytes per trainable parameter for (weights, gradients, optimizer state), by precision and optimizer.
 # [zero-2020] §3.1: mixed-precision Adam keeps 16-bit weights and gradients (2 + 2) and
 # fp32 master weights, momentum and variance (12): 16 bytes/param. This is the ZeRO
 # paper's convention; DeepSpeed's estimators count 18 (fp32 gradients kept).
@@ -19,20 +19,55 @@ from typing import Callable
 # momentum, Lion) keep one fp32 state instead of two, by the same accounting.
 _ADAM_STATE = {"mixed": (2, 2, 12), "fp32": (4, 4, 8)}
 _ONE_STATE = {"mixed": (2, 2, 8), "fp32": (4, 4, 4)}
-OPTIMIZER_BYTES = {"adam": _ADAM_STATE, "adamw": _ADAM_STATE, "sgd": _ONE_STATE, "lion": _ONE_STATE}
+# 8-bit Adam: fp32 master (4) + two 8-bit moments (2) [adam8bit-2022]. Adafactor: fp32 master only,
+# its factored statistics are sublinear in the parameters [adafactor-2018].
+_ADAM_8BIT = {"mixed": (2, 2, 6), "fp32": (4, 4, 2)}
+_ADAFACTOR = {"mixed": (2, 2, 4), "fp32": (4, 4, 0)}
+OPTIMIZER_BYTES = {"adam": _ADAM_STATE, "adamw": _ADAM_STATE, "sgd": _ONE_STATE, "lion": _ONE_STATE,
+                   "adamw-8bit": _ADAM_8BIT, "adafactor": _ADAFACTOR}
 
 
-def state_bytes(precision: str, optimizer: str) -> tuple[int, int, int] | None:
-    """(weight, gradient, optimizer) bytes per parameter, or None when unknown."""
+def state_bytes(precision: str, optimizer: str, gradients: str = "16-bit",
+                optimizer_bytes: float | None = None) -> tuple[float, float, float] | None:
+    """(weight, gradient, optimizer) bytes per trainable parameter, or None when unknown.
+
+    Two conventions for mixed-precision Adam: the ZeRO paper's 16 bytes/param (16-bit
+    gradients, [zero-2020] §3.1) and the 18 of DeepSpeed's estimators and llm-analysis (fp32
+    gradients, [deepspeed-estimators]); `gradients` chooses. 8-bit Adam keeps both moments in
+    8 bits, 2 bytes instead of 8 [adam8bit-2022]; Adafactor keeps factored row and column
+    statistics only (sublinear, counted as 0 per parameter; no first moment by default)
+    [adafactor-2018]; mixed precision adds the 4-byte fp32 master copy to each.
+    `optimizer_bytes` (the plan's own figure, master weights included) overrides the table.
+    """
     table = OPTIMIZER_BYTES.get(optimizer)
-    if table is None:
+    if table is None and optimizer_bytes is None:
         return None
-    return table["fp32" if precision in ("fp32", "tf32") else "mixed"]
+    fp32 = precision in ("fp32", "tf32")
+    w, g, k = (table or _ADAM_STATE)["fp32" if fp32 else "mixed"]
+    if gradients == "fp32" and not fp32:
+        g = 4
+    return (w, g, k if optimizer_bytes is None else optimizer_bytes)
+
+
+def sharded_state_bytes(
+    params: float, zero_stage: int, d: int, bytes_per_param: tuple[float, float, float],
+    offload_optimizer: bool = False, offload_params: bool = False,
+) -> tuple[float, float, float]:
+    """(weights, gradients, optimizer) bytes on one GPU for `params` parameters already divided
+    by the model-parallel degree [zero-2020] §5: stage 1 shards the optimizer state over the d
+    data-parallel ranks, stage 2 also the gradients, stage 3 also the weights. Offloaded
+    optimizer state [zero-offload-2021] and ZeRO-3 offloaded parameters [deepspeed-estimators]
+    leave the GPU (the working buffer for one layer is counted by the caller)."""
+    w, g, k = bytes_per_param
+    weights = w * params / (d if zero_stage >= 3 else 1)
+    grads = g * params / (d if zero_stage >= 2 else 1)
+    optim = k * params / (d if zero_stage >= 1 else 1)
+    return (0.0 if offload_params else weights, grads, 0.0 if offload_optimizer else optim)
 
 
 def model_state_bytes_per_gpu(
     params: float, zero_stage: int, d: int, t: int = 1, p: int = 1,
-    bytes_per_param: tuple[int, int, int] = (2, 2, 12), offload: bool = False,
+    bytes_per_param: tuple[float, float, float] = (2, 2, 12), offload: bool = False,
 ) -> float:
     """Model-state memory per GPU [zero-2020] §5 and Fig. 1, with P/(t*p) [transformer-math].
 
@@ -40,38 +75,76 @@ def model_state_bytes_per_gpu(
     gradients: wP + (g+k)P/d; stage 3 everything: (w+g+k)P/d. With optimizer offload
     [zero-offload-2021] the optimizer state lives in host memory (k = 0 on the GPU).
     """
-    w, g, k = bytes_per_param
-    if offload:
-        k = 0
-    shard = params / (t * p)
-    if zero_stage == 0:
-        return (w + g + k) * shard
-    if zero_stage == 1:
-        return (w + g) * shard + k * shard / d
-    if zero_stage == 2:
-        return w * shard + (g + k) * shard / d
-    return (w + g + k) * shard / d
+    return sum(sharded_state_bytes(params / (t * p), zero_stage, d, bytes_per_param, offload))
 
 
-def optimizer_bytes_in_host(params: float, zero_stage: int, d: int, t: int, p: int, bytes_per_param: tuple[int, int, int]) -> float:
-    """Per-GPU optimizer state moved to host memory by ZeRO-Offload [zero-offload-2021]."""
-    k = bytes_per_param[2]
-    shard = params / (t * p)
-    return k * shard / d if zero_stage >= 1 else k * shard
+def default_ffn_width(h: int, activation: str) -> int:
+    """Megatron-LM's default FFN width: 4h, or int(8h/3 / 64) * 64 with SwiGLU [megatron-lm-defaults]."""
+    return int((4 * h * 2 / 3) / 64) * 64 if activation == "swiglu" else 4 * h
 
 
-def activation_bytes_per_layer(s: int, b: int, h: int, a: int, t: int = 1, sequence_parallel: bool = False, recompute: str = "none") -> float:
-    """Activation memory of one transformer layer in 16-bit [korthikanti-2022] §4-5, Table 2."""
+def layer_parameters(h: int, a: int, kv_heads: int, f: int, activation: str) -> tuple[float, float]:
+    """(attention, FFN) weights of one transformer layer, biases and norms left out: Q and the
+    output projection h x h each, K and V h x h*n_kv/a each [gqa-2023]; the FFN two h x f
+    matrices (GELU) or three (SwiGLU) [glu-2020]."""
+    attention = 2 * h * h + 2 * h * h * kv_heads / a
+    ffn = (3 if activation == "swiglu" else 2) * h * f
+    return attention, ffn
+
+
+def lora_parameters(layers: int, h: int, a: int, kv_heads: int, f: int, rank: int, targets: list[str]) -> float:
+    """Trainable LoRA weights: r*(d + k) for each adapted d x k matrix, in every layer [lora-2022] §4."""
+    kv = h * kv_heads // a
+    shapes = {"q": (h, h), "k": (h, kv), "v": (h, kv), "o": (h, h), "gate": (h, f), "up": (h, f), "down": (f, h)}
+    return layers * sum(rank * sum(shapes[name]) for name in targets)
+
+
+# Bytes per frozen base weight: 16-bit; 8-bit (one byte); 4-bit NormalFloat with one 32-bit
+# constant per block of 64 weights, 4 + 0.5 bits [qlora-2023] §3 (double quantization, which
+# bitsandbytes leaves off by default, brings the constants to 0.127 bit).
+BASE_WEIGHT_BYTES = {16: 2.0, 8: 1.0, 4: 4.5 / 8}
+
+
+def activation_bytes_per_layer(
+    s: int, b: int, h: int, a: int, t: int = 1, sequence_parallel: bool = False, recompute: str = "none", *,
+    attention: str = "standard", kv_heads: int | None = None, ffn: int | None = None, activation: str = "gelu",
+    expert_tokens: float = 1.0, context: int = 1,
+) -> float:
+    """Activation memory of one transformer layer in 16-bit [korthikanti-2022] §4-5, Table 2.
+
+    Korthikanti's 34*s*b*h + 5*a*s^2*b, term by term: layer-norm inputs 4sbh, attention and
+    FFN inputs 2sbh each, two dropout masks 2sbh (these 10 are not split by tensor
+    parallelism unless sequence parallelism is on); Q 2sbh, K and V 2sbh each, the output
+    projection's input 2sbh; the FFN's 4h-wide GELU input and output 16sbh; the attention
+    scores, softmax and its dropout 5*a*s^2*b. The general shape replaces:
+    - K and V by 2sbh * n_kv/a each (grouped-query attention [gqa-2023]);
+    - 16sbh by 4*s*b*f (GELU) or 6*s*b*f (SwiGLU: gate and up outputs and the down
+      projection's input, the same accounting applied to its three matrices [glu-2020]);
+    - the FFN part by k * capacity factor for MoE layers (each token runs k experts [switch-2022]);
+    - 5*a*s^2*b by FlashAttention's 4*a*s*b of fp32 softmax statistics: the scores are never
+      stored [flashattention-2022] §3 (selective recompute drops them too [korthikanti-2022] §5);
+    and divides the whole by c with context parallelism [megatron-context-parallel].
+    With the defaults (n_kv = a, f = 4h, GELU, standard attention) this is Table 2 exactly.
+    """
     sbh = s * b * h
     if recompute == "full":
-        return 2 * sbh
-    if recompute == "selective":
-        return 34 * sbh / t if sequence_parallel else sbh * (10 + 24 / t)
+        return 2 * sbh / context
+    n_kv = a if kv_heads is None else kv_heads
+    f = 4 * h if ffn is None else ffn
+    unsplit = 10 * sbh
+    mlp = (6 if activation == "swiglu" else 4) * s * b * f * expert_tokens
+    split = (2 + 4 * n_kv / a + 2) * sbh + mlp
+    if attention == "flash":
+        scores = 4 * a * s * b
+    elif recompute == "selective":
+        scores = 0.0
+    else:
+        scores = 5 * a * s * s * b
     if sequence_parallel:
-        return sbh * (34 / t + 5 * a * s / (h * t))
-    if t > 1:
-        return sbh * (10 + 24 / t + 5 * a * s / (h * t))
-    return sbh * (34 + 5 * a * s / h)
+        total = (unsplit + split + scores) / t
+    else:
+        total = unsplit + (split + scores) / t
+    return total / context
 
 
 def activation_bytes_per_gpu(per_layer: float, layers: int, p: int = 1, v: int = 1) -> float:
@@ -97,6 +170,118 @@ def training_seconds_at_mfu(params: float, tokens: float, gpus: int, peak_flops_
     """6PD over the cluster's useful FLOP/s: model FLOPs utilization counts only the 6PD
     model FLOPs [kaplan-2020], so recompute is already inside the MFU figure [palm-2022] App. B."""
     return training_flops(params, tokens) / (gpus * peak_flops_per_gpu * mfu)
+
+
+def model_flops(active_params: float, tokens: float, layers: int | None = None, seq: int | None = None,
+                hidden: int | None = None) -> float:
+    """Model FLOPs of a training run: 6 per active parameter per token [kaplan-2020] §2.1, plus
+    the attention scores' 12*l*s*h per token when the shape is known. For a GPT layer
+    (12h^2 weights) and a V x h output layer this is [narayanan-2021] eq. 3 without
+    recompute: 72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h)). For MoE only the k active experts of
+    each layer count [switch-2022]."""
+    attention = 12 * layers * seq * hidden * tokens if None not in (layers, seq, hidden) else 0.0
+    return 6 * active_params * tokens + attention
+
+
+def recompute_flops(recompute: str, flops: float, tokens: float, layers: int | None = None, seq: int | None = None,
+                    hidden: int | None = None) -> float:
+    """FLOPs spent recomputing activations: full recompute runs the forward pass again (a third
+    of the model FLOPs; [narayanan-2021] eq. 3 counts 96 instead of 72); selective recompute
+    [korthikanti-2022] §5 only the attention scores, 4*l*s*h per token."""
+    if recompute == "full":
+        return flops / 3
+    if recompute == "selective" and None not in (layers, seq, hidden):
+        return 4 * layers * seq * hidden * tokens
+    return 0.0
+
+
+def ring_allreduce_bytes(buffer_bytes: float, n: int) -> float:
+    """Bytes one GPU sends in a ring all-reduce of `buffer_bytes` over n GPUs: 2(n-1)/n of the
+    buffer [ring-allreduce]; time = this / the per-GPU bandwidth in one direction (NCCL busbw)."""
+    return 2 * (n - 1) / n * buffer_bytes if n > 1 else 0.0
+
+
+def goodput(interruptions_per_gpu_second: float, gpus: int, cost_seconds: float) -> float:
+    """Share of wall time spent training: each interruption costs the restart plus the work
+    since the last checkpoint; interruptions come at a rate proportional to the GPUs
+    ([llama3-reliability]: 466 in 54 days on 16,384 H100). 0 when restarts outpace training."""
+    return max(0.0, 1 - interruptions_per_gpu_second * gpus * cost_seconds)
+
+
+def training_time(
+    *, params: float, tokens: float, gpus: int, peak_flops: float, efficiency: float,
+    t: int = 1, p: int = 1, d: int = 1, c: int = 1, v: int = 1, e: int = 1,
+    micro_batch: int | None = None, global_batch: int | None = None,
+    seq: int | None = None, hidden: int | None = None, layers: int | None = None,
+    recompute: str = "none", active_params: float | None = None,
+    moe_layers: int = 0, active_experts: int = 1, capacity_factor: float = 1.0,
+    gpus_per_node: int = 8, link_bytes_per_s: float | None = None, fabric_bytes_per_s: float | None = None,
+    gradient_bytes: float = 2.0, expert_params: float = 0.0, zero_stage: int = 0,
+    interruptions_per_gpu_second: float = 0.0, interruption_cost_s: float = 0.0,
+) -> dict[str, float]:
+    """Seconds to train, term by term, for one parallel layout. Pure: the sizer calls it for
+    candidate layouts. Every term names its source:
+
+    - compute: model FLOPs (model_flops) at the dense peak times `efficiency`;
+    - recompute: recompute_flops at the same rate [korthikanti-2022];
+    - bubble: (p-1)/(v*m) of the pipeline's busy time, m = global batch / (micro-batch * d)
+      micro-batches per iteration [narayanan-2021] §2.2;
+    - tensor parallel: two all-reduces of the s*b*h activations per layer forward and two
+      backward (two more with full recompute) [narayanan-2021] §2.3, ring volume
+      [ring-allreduce], over the intra-node link when t fits in a node, else the fabric;
+    - data parallel: one gradient all-reduce per iteration over d*c ranks (1.5x the volume for
+      ZeRO-3 [zero-2020] §7), over the fabric when the group spans nodes;
+    - MoE: four all-to-alls per MoE layer (dispatch and combine, forward and backward; six with
+      full recompute) of k * capacity factor * h 16-bit values per token, (e-1)/e of it leaving
+      the GPU [switch-2022];
+    - restarts: wall time / goodput - the rest (goodput()).
+    Communication is counted as not overlapped with compute (an upper bound); pipeline
+    point-to-point traffic and the optimizer step are left out.
+    Bandwidths are bytes/s per GPU in one direction; None where the layout needs none.
+    """
+    active = params if active_params is None else active_params
+    rate = gpus * peak_flops * efficiency
+    flops = model_flops(active, tokens, layers, seq, hidden)
+    out = {"compute": flops / rate,
+           "recompute": recompute_flops(recompute, flops, tokens, layers, seq, hidden) / rate}
+    tokens_per_rank = tokens / (d * c)  # every data- and context-parallel rank sees its share; TP ranks share theirs
+    extra_forward = 1 if recompute == "full" else 0
+
+    def over(group_span: int, what: str) -> float:
+        bandwidth = link_bytes_per_s if group_span <= gpus_per_node else fabric_bytes_per_s
+        if not bandwidth:
+            raise ValueError(f"{what}: no bandwidth given")
+        return bandwidth
+
+    out["tensor_parallel"] = 0.0
+    if t > 1:
+        per_layer = (4 + 2 * extra_forward) * ring_allreduce_bytes(2 * hidden, t)  # per token
+        out["tensor_parallel"] = tokens_per_rank * per_layer * layers / p / over(t, "tensor parallel")
+    out["moe_all_to_all"] = 0.0
+    if moe_layers and e > 1:
+        per_layer = (4 + 2 * extra_forward) * active_experts * capacity_factor * 2 * hidden * (e - 1) / e
+        out["moe_all_to_all"] = tokens_per_rank * per_layer * moe_layers / p / over(t * c * e, "expert parallel")
+    out["bubble"] = 0.0
+    if p > 1:
+        m = global_batch / (micro_batch * d)
+        busy = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["moe_all_to_all"]
+        out["bubble"] = busy * (p - 1) / (v * m)
+    out["data_parallel"] = 0.0
+    if d * c > 1:
+        iterations = tokens / (global_batch * seq)
+        dense = (params - expert_params) / (t * p)
+        experts = expert_params / (t * p * e)
+        volume = ring_allreduce_bytes(gradient_bytes * dense, d * c)
+        if experts:
+            volume += ring_allreduce_bytes(gradient_bytes * experts, max(d * c // e, 1))
+        volume *= 1.5 if zero_stage >= 3 else 1
+        out["data_parallel"] = iterations * volume / over(t * c * d, "data parallel")
+    busy = sum(out.values())
+    share = goodput(interruptions_per_gpu_second, gpus, interruption_cost_s)
+    out["restarts"] = busy / share - busy if share > 0 else math.inf
+    out["total"] = busy + out["restarts"]
+    out["mfu"] = flops / (out["total"] * gpus * peak_flops) if out["total"] not in (0, math.inf) else 0.0
+    return out
 
 
 def checkpoint_bytes(params: float, mixed_precision: bool = True) -> float:
@@ -132,15 +317,17 @@ def ups_kw(capacity_kva: float, power_factor: float) -> float:
     return capacity_kva * power_factor
 
 
-def offload_host_bytes_per_gpu(
-    params: float, zero_stage: int, d: int, t: int, p: int, bytes_per_param: tuple[int, int, int],
-) -> float:
-    """Host memory one GPU's ZeRO-Offload needs [zero-offload-2021] §3-4: the gradients and the
-    optimizer state (fp32 master weights, momentum, variance) live in CPU memory, partitioned
-    across the d data-parallel ranks from ZeRO stage 1 on; 16-bit weights stay on the GPU."""
-    _, g, k = bytes_per_param
-    shard = params / (t * p)
-    return (g + k) * shard / (d if zero_stage >= 1 else 1)
+def offload_host_bytes_per_node(params: float, zero_stage: int, gpus: int, nodes: int, offload_params: bool = False,
+                                buffer_factor: float = 1.5) -> float:
+    """Host RAM one node needs for ZeRO-Offload, in the form of DeepSpeed's own estimators
+    [deepspeed-estimators]: ZeRO-1/2 P * max(4G, 16) * 1.5; ZeRO-3 with zero_init 16P
+    (optimizer offload) or 18P (parameters too) spread over the nodes, * 1.5. The 1.5 is
+    DeepSpeed's additional_buffer_factor. G here is the GPUs of one node (each loads a fp32
+    copy); DeepSpeed's code multiplies by all GPUs, the same number on the single node
+    offload is usually run on."""
+    if zero_stage >= 3:
+        return params * (18 if offload_params else 16) / nodes * buffer_factor
+    return params * max(4 * gpus, 16) * buffer_factor
 
 
 def pcie_gb_s(generation: int, lanes: int) -> float:

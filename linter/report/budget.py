@@ -32,7 +32,8 @@ def rows(review: Review) -> list[BudgetRow]:
     if _known(mem["total_gb"], mem["usable_gb"]):
         out.append(BudgetRow(
             "GPU memory per GPU",
-            f"{num(mem['total_gb'])} GB (model states {num(mem['model_states_gb'])} + activations {num(mem['activations_gb'])})",
+            f"{num(mem['total_gb'])} GB (model states {num(mem['model_states_gb'])} at {num(mem['bytes_per_param'])} bytes per "
+            f"trainable parameter + activations {num(mem['activations_gb'])})",
             f"{num(mem['usable_gb'])} GB usable of {num(mem['capacity_gb'])} GB ({num(reserve)}% reserve)",
             mem["total_gb"] <= mem["usable_gb"],
         ))
@@ -88,11 +89,16 @@ def rows(review: Review) -> list[BudgetRow]:
 def _time_row(review: Review, days: Any) -> list[BudgetRow]:
     if not _known(days):
         return []
-    target = review.facts["training"]["target_days"]
-    mfu = review.facts["policy"]["mfu"]
+    training = review.facts["training"]
+    target = training["target_days"]
+    parts = training.get("breakdown", {})
+    names = (("compute", "compute"), ("recompute", "recompute"), ("bubble", "pipeline bubble"),
+             ("tensor_parallel", "tensor-parallel traffic"), ("data_parallel", "gradient all-reduce"),
+             ("moe_all_to_all", "MoE all-to-all"), ("restarts", "restarts"))
+    shown = [f"{label} {num(parts[key])}" for key, label in names if _known(parts.get(key)) and parts[key] >= 0.05]
     return [BudgetRow(
-        "Time to train",
-        f"{num(days)} days at {num(mfu * 100)}% MFU",
+        "Time to train (estimate)",
+        f"{num(days)} days ({' + '.join(shown)}; {num(training['mfu'] * 100)}% MFU)" if shown else f"{num(days)} days",
         f"{num(target)} days planned" if _known(target) else "no target given",
         days <= target if _known(target) else None,
     )]
