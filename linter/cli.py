@@ -63,18 +63,26 @@ def _load_pack(extra: Sequence[str]) -> Any:
 
 
 def _write(text: str, output: str | None, colour: bool = False) -> None:
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"hwlint: cannot write {output}: {exc.strerror or exc}", err=True)
-            raise Exit(2) from None
-    elif colour:
-        from linter.report.text import paint
+    _stream(lambda out: out(text), output, colour)
 
-        click.echo(paint(text), nl=False, color=True)
-    else:
-        click.echo(text, nl=False, color=False)
+
+def _stream(produce: Any, output: str | None, colour: bool = False) -> None:
+    """Run `produce(out)`, which hands the report to `out` in pieces (whole lines), into
+    --output or stdout."""
+    if not output:
+        if colour:
+            from linter.report.text import paint
+
+            produce(lambda piece: click.echo(paint(piece), nl=False, color=True))
+        else:
+            produce(lambda piece: click.echo(piece, nl=False, color=False))
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            produce(handle.write)
+    except OSError as exc:
+        click.echo(f"hwlint: cannot write {output}: {exc.strerror or exc}", err=True)
+        raise Exit(2) from None
 
 
 def use_colour(choice: str, stream: Any) -> bool:
@@ -221,7 +229,7 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
     """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
     - reads one manifest from standard input."""
     from linter.engine.bulk import review_files
-    from linter.report import render
+    from linter.report import write
 
     outputs = _outputs(formats, output)
     pack = _load_pack(rule_dirs)
@@ -237,8 +245,9 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
     reviews = [_review_stdin(stdin_name, pack, tier, selected) if p == "-" else next(reviewed) for p in paths]
     changes = _changes(reviews, base, pack, tier, selected) if base is not None else None
     for fmt, path in outputs:
-        report = render(fmt, reviews, pack, verbose=verbose, changes=changes, quiet=quiet, statistics=statistics)
-        _write(report, path, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
+        _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
+                                  statistics=statistics),
+                path, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
     code = exit_code(reviews, fail_on)
     raise Exit(0 if exit_zero and code == 1 else code)
 

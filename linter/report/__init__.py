@@ -44,6 +44,16 @@ def reporter(name: str) -> Callable[..., str]:
 def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
            quiet: bool = False, statistics: bool = False) -> str:
     """Render `reviews` in format `name`; with `changes`, text and Markdown gain the base diff."""
+    parts: list[str] = []
+    write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics)
+    return "".join(parts)
+
+
+def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], verbose: bool = False,
+          changes: list[Any] | None = None, quiet: bool = False, statistics: bool = False) -> None:
+    """`render`, handed to `out` in pieces: a format whose module has `stream(reviews, write,
+    **options)` (JSON, SARIF) writes one manifest or finding at a time, so a report of
+    thousands of manifests is never held whole in memory."""
     function = reporter(name)
     offered = {
         "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
@@ -63,7 +73,15 @@ def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, chan
                 from linter.report.fit import size
 
                 options["limit"] = max(0, wanted["limit"].default - size(before))
-    return before + function(reviews, **options) + after
+    streamed = getattr(import_module(REGISTRY[name].split(":")[0]), "stream", None)
+    if before:
+        out(before)
+    if streamed is not None:
+        streamed(reviews, write=out, **options)
+    else:
+        out(function(reviews, **options))
+    if after:
+        out(after)
 
 
 class TargetError(ValueError):

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict
-from typing import Any
+from dataclasses import fields
+from typing import Any, Callable, Iterable
 
 from linter import __version__
 from linter.engine.changes import Changes, budget_figures
 from linter.report.changes import as_json
 from linter.engine.review import Review
+from linter.results import Result
 from linter.engine.rules import RulePack, pack_digest
 
 FORMAT_VERSION = 1
@@ -45,15 +46,41 @@ def dumps(document: Any) -> str:
     return json.dumps(finite(document), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
 
 
+# Stands in the document for the list that is streamed; a path or manifest cannot hold NUL.
+ITEMS = "\0hwlint-streamed-items\0"
+
+
+def stream_dumps(document: Any, items: Iterable[Any], write: Callable[[str], None]) -> None:
+    """Write `dumps(document)`, where the one list `[ITEMS]` in `document` stands for `items`,
+    one item at a time: the same bytes as dumping the whole document with the list filled
+    in, without ever holding more than one item's text."""
+    text = dumps(document)
+    at = text.index(json.dumps(ITEMS))
+    start = text.rindex("\n", 0, at) + 1
+    indent, tail = text[start:at], text[at + len(json.dumps(ITEMS)):]
+    written = False
+    for item in items:
+        chunk = json.dumps(finite(item), indent=2, ensure_ascii=False, allow_nan=False, default=str)
+        write((",\n" if written else text[:start]) + indent + chunk.replace("\n", "\n" + indent))
+        written = True
+    if written:
+        write(tail)
+    else:  # an empty list is written `[]`, on one line
+        write(text[:text.rindex("[", 0, at)] + "[]" + tail[tail.index("]") + 1:])
+
+
 def citation(key: str, references: dict[str, dict[str, Any]]) -> dict[str, Any]:
     ref = references.get(key, {})
     return {"key": key, **{k: ref[k] for k in ("title", "publisher", "year", "section", "url") if ref.get(k) is not None}}
 
 
+_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+
+
 def manifest(review: Review, pack: RulePack, changes: Changes | None) -> dict[str, Any]:
     results = []
     for r in review.results:
-        item = asdict(r)
+        item = {name: getattr(r, name) for name in _RESULT_FIELDS}  # finite() copies what it writes
         item["citations"] = [citation(k, pack.references) for k in r.citations]
         results.append(item)
     out = {
@@ -73,7 +100,9 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None) -> dict[st
     return out
 
 
-def document(reviews: list[Review], pack: RulePack, changes: list[Changes] | None = None) -> dict[str, Any]:
+def document(reviews: list[Review], pack: RulePack, changes: list[Changes] | None = None,
+             manifests: list[Any] | None = None) -> dict[str, Any]:
+    """The report; `manifests` stands in for the manifests' entries when given (streaming)."""
     by_file = {c.file: c for c in changes or []}
     totals = {status: sum(r.counts()[status] for r in reviews) for status in ("fail", "waived", "pending", "pass", "skipped")}
     return finite({
@@ -87,9 +116,18 @@ def document(reviews: list[Review], pack: RulePack, changes: list[Changes] | Non
             "folders": folders(pack),
         },
         "summary": {"manifests": len(reviews), **totals},
-        "manifests": [manifest(r, pack, by_file.get(r.file)) for r in reviews],
+        "manifests": manifests if manifests is not None else [manifest(r, pack, by_file.get(r.file)) for r in reviews],
     })
 
 
+def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], changes: list[Changes] | None = None) -> None:
+    """The report, written one manifest at a time: memory stays that of one manifest's entry."""
+    by_file = {c.file: c for c in changes or []}
+    entries = (manifest(r, pack, by_file.get(r.file)) for r in reviews)
+    stream_dumps(document(reviews, pack, changes, manifests=[ITEMS]), entries, write)
+
+
 def render(reviews: list[Review], pack: RulePack, changes: list[Changes] | None = None) -> str:
-    return dumps(document(reviews, pack, changes))
+    parts: list[str] = []
+    stream(reviews, pack, parts.append, changes)
+    return "".join(parts)

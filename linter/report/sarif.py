@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote
 
 from linter import __version__
@@ -26,7 +26,7 @@ from linter.results import Result, layer_name, one_line
 from linter.engine.review import Review
 from linter.engine.rules import Rule, RulePack, pack_digest
 from linter.report import reported
-from linter.report.json import dumps
+from linter.report.json import ITEMS, stream_dumps
 from linter.report.location import repo_relative
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -114,15 +114,20 @@ def _result(r: Result, index: int) -> dict[str, Any]:
     return out
 
 
-def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
+def _rules(reviews: list[Review], pack: RulePack) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The rule descriptors (the pack's, then the other checks that fired) and each id's index."""
     rules = [_descriptor(rule, pack.references) for rule in pack.rules]
     index = {d["id"]: i for i, d in enumerate(rules)}
-    results = []
     for r in reported(reviews):
         if r.rule_id not in index:
             index[r.rule_id] = len(rules)
             rules.append(_extra_descriptor(r))
-        results.append(_result(r, index[r.rule_id]))
+    return rules, index
+
+
+def document(reviews: list[Review], pack: RulePack, results: list[Any] | None = None) -> dict[str, Any]:
+    """The SARIF log; `results` stands in for the results when given (streaming)."""
+    rules, index = _rules(reviews, pack)
     errors = [e for review in reviews for e in review.rule_errors]
     return {
         "$schema": SCHEMA_URI,
@@ -140,10 +145,18 @@ def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
                 "toolExecutionNotifications": [{"level": "error", "message": {"text": text(e)}} for e in errors],
             }],
             "columnKind": "unicodeCodePoints",
-            "results": results,
+            "results": results if results is not None else [_result(r, index[r.rule_id]) for r in reported(reviews)],
         }],
     }
 
 
+def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None]) -> None:
+    """The log, written one result at a time (the results come last in it)."""
+    _, index = _rules(reviews, pack)
+    stream_dumps(document(reviews, pack, results=[ITEMS]), (_result(r, index[r.rule_id]) for r in reported(reviews)), write)
+
+
 def render(reviews: list[Review], pack: RulePack) -> str:
-    return dumps(document(reviews, pack))
+    parts: list[str] = []
+    stream(reviews, pack, parts.append)
+    return "".join(parts)
