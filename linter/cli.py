@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import click
 
 from linter import __version__
+from linter.report.escape import path as shown
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 TIERS = ("single-gpu", "single-node", "multi-node", "large-cluster")
@@ -58,17 +59,41 @@ def _load_pack(extra: Sequence[str]) -> Any:
         return load_pack(list(extra))
     except RuleLoadError as exc:
         for problem in exc.problems:
-            click.echo(f"hwlint: rule error: {problem}", err=True)
+            _error(f"hwlint: rule error: {problem}")
         raise Exit(2) from None
 
 
-def _write(text: str, output: str | None, colour: bool = False) -> None:
-    _stream(lambda out: out(text), output, colour)
+MACHINE_FORMATS = ("json", "sarif")  # JSON escapes every control character itself
 
 
-def _stream(produce: Any, output: str | None, colour: bool = False) -> None:
+def _echo(text: str, err: bool = False, nl: bool = True) -> None:
+    """Print a human line: control characters visible, no line that starts a workflow command."""
+    from linter.report.escape import human
+
+    click.echo(human(text), err=err, nl=nl)
+
+
+def _error(message: str) -> None:
+    """One line on standard error; anything the user gave inside it cannot break it."""
+    from linter.report.escape import path
+
+    _echo(path(message), err=True)
+
+
+def _write(text: str, output: str | None, fmt: str = "text", colour: bool = False) -> None:
+    _stream(lambda out: out(text), output, fmt, colour)
+
+
+def _stream(produce: Any, output: str | None, fmt: str = "text", colour: bool = False) -> None:
     """Run `produce(out)`, which hands the report to `out` in pieces (whole lines), into
-    --output or stdout."""
+    --output (a file that is not a symbolic link) or stdout. Human formats are escaped
+    piece by piece (`linter.report.escape`), then coloured if asked."""
+    if fmt not in MACHINE_FORMATS:
+        from linter.report.escape import human, terminal
+
+        clean = terminal if fmt == "github" else human  # annotations are workflow commands
+        raw = produce
+        produce = lambda out: raw(lambda piece: out(clean(piece)))  # noqa: E731
     if not output:
         if colour:
             from linter.report.text import paint
@@ -77,11 +102,15 @@ def _stream(produce: Any, output: str | None, colour: bool = False) -> None:
         else:
             produce(lambda piece: click.echo(piece, nl=False, color=False))
         return
+    import os
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        with open(output, "w", encoding="utf-8") as handle:
+        fd = os.open(output, flags, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             produce(handle.write)
     except OSError as exc:
-        click.echo(f"hwlint: cannot write {output}: {exc.strerror or exc}", err=True)
+        _error(f"hwlint: cannot write {output}: {exc.strerror or exc}")
         raise Exit(2) from None
 
 
@@ -144,7 +173,41 @@ class Progress:
             click.echo("\r\033[K", nl=False, err=True)
 
 
-def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None) -> list[tuple[str, str | None]]:
+def _same_file(a: str, b: str) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def check_targets(paths: list[str | None], inputs: list[str], rule_dirs: Sequence[str] = ()) -> None:
+    """Reports never overwrite an input, never write through a symbolic link, and no two go to
+    one file: each is a usage error before anything is read or written."""
+    import os
+
+    from linter.report.escape import path as shown
+
+    named = [p for p in paths if p]
+    rule_files = [os.path.join(d, f) for d in rule_dirs if os.path.isdir(d) for f in os.listdir(d)]
+    for index, target in enumerate(named):
+        if os.path.islink(target):
+            raise click.UsageError(f"the report file {shown(target)} is a symbolic link; hwlint does not write "
+                                   "through links: name the file itself")
+        if os.path.exists(target) and not os.path.isfile(target):
+            raise click.UsageError(f"the report file {shown(target)} is not a regular file")
+        for other in named[:index]:
+            if _same_file(target, other):
+                raise click.UsageError(f"two reports would be written to {shown(target)}; give each its own file")
+        for given in [*inputs, *rule_files]:
+            if _same_file(target, given):
+                raise click.UsageError(f"the report file {shown(target)} is an input ({shown(given)}); "
+                                       "hwlint never writes a report over an input: choose another file")
+
+
+def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None,
+             inputs: Sequence[str] = (), rule_dirs: Sequence[str] = ()) -> list[tuple[str, str | None]]:
     """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)]."""
     from linter.report import TargetError, targets
 
@@ -155,6 +218,8 @@ def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, .
     for name, _ in chosen:
         if allowed and name not in allowed:
             raise click.UsageError(f"format {name} is not available here; choose from {', '.join(allowed)}")
+    check_targets([p for _, p in chosen] + ([output] if output and all(p != output for _, p in chosen) else []),
+                  list(inputs), rule_dirs)
     return chosen
 
 
@@ -164,7 +229,7 @@ def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected
     try:
         return against_ref(reviews, ref, pack, tier, selected)
     except BaseError as exc:
-        click.echo(f"hwlint: {exc}", err=True)
+        _error(f"hwlint: {exc}")
         raise Exit(2) from None
 
 
@@ -231,10 +296,10 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
     from linter.engine.bulk import review_files
     from linter.report import write
 
-    outputs = _outputs(formats, output)
+    paths = manifest_files(files)
+    outputs = _outputs(formats, output, inputs=[*files, *paths], rule_dirs=rule_dirs)
     pack = _load_pack(rule_dirs)
     selected = _selector(select, ignore, pack)
-    paths = manifest_files(files)
     stdin_name = stdin_filename or "-"
     on_disk = [p for p in paths if p != "-"]
     progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
@@ -247,7 +312,7 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
     for fmt, path in outputs:
         _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
                                   statistics=statistics),
-                path, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
+                path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
     code = exit_code(reviews, fail_on)
     raise Exit(0 if exit_zero and code == 1 else code)
 
@@ -279,13 +344,13 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     from linter.report import render_diff
     from linter.engine.review import review_file
 
-    outputs = _outputs(formats, output, allowed=DIFF_FORMATS)
+    outputs = _outputs(formats, output, allowed=DIFF_FORMATS, inputs=(old, new), rule_dirs=rule_dirs)
     pack = _load_pack(rule_dirs)
     selected = _selector(select, ignore, pack)
     before, after = review_file(old, pack, tier, selected), review_file(new, pack, tier, selected)
     changes = compare(before, after, old)
     for fmt, path in outputs:
-        _write(render_diff(fmt, changes, after, pack), path)
+        _write(render_diff(fmt, changes, after, pack), path, fmt)
     if after.unreadable or after.rule_errors:
         raise Exit(2)
     threshold = SEVERITY_RANK[fail_on]
@@ -304,7 +369,7 @@ def rules_list(rule_dirs: tuple[str, ...]) -> None:
     pack = _load_pack(rule_dirs)
     for rule in pack.rules:
         tiers = "all tiers" if rule.spec.tiers == "all" else ",".join(rule.spec.tiers)
-        click.echo(f"{rule.id}  {rule.spec.severity:<7}  {tiers:<40}  {rule.spec.title}")
+        _echo(f"{rule.id}  {rule.spec.severity:<7}  {tiers:<40}  {rule.spec.title}")
 
 
 @rules.command("show")
@@ -321,9 +386,9 @@ def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
 
         close = difflib.get_close_matches(rule_id.upper(), [r.id for r in pack.rules], n=1)
         hint = f"; did you mean {close[0]}?" if close else "; `hwlint rules list` shows them all"
-        click.echo(f"hwlint: no rule {rule_id}{hint}", err=True)
+        _error(f"hwlint: no rule {rule_id}{hint}")
         raise Exit(2)
-    click.echo(rule_text(rule, pack))
+    _echo(rule_text(rule, pack))
 
 
 @rules.command("test")
@@ -337,9 +402,9 @@ def rules_test(folder: str | None) -> None:
     for o in outcomes:
         mark = "ok  " if o.ok else "FAIL"
         detail = "" if o.ok else f": expected {o.expected}, got {o.actual} ({o.detail})"
-        click.echo(f"{mark} {o.rule_id} {o.case}{detail}")
+        _echo(f"{mark} {o.rule_id} {o.case}{detail}")
     failed = sum(not o.ok for o in outcomes)
-    click.echo(f"{len(outcomes) - failed} passed, {failed} failed")
+    _echo(f"{len(outcomes) - failed} passed, {failed} failed")
     raise Exit(1 if failed or not outcomes else 0)
 
 
@@ -368,18 +433,21 @@ def init(path: str, force: bool) -> None:
                    f"write it with: hwlint schema > {SCHEMA_ID}", err=True)
         return
     target = Path(path)
+    if target.is_symlink():
+        _error(f"hwlint: {path} is a symbolic link; hwlint does not write through links")
+        raise Exit(2)
     if target.exists() and not force:
-        click.echo(f"hwlint: {path} exists; use --force to overwrite", err=True)
+        _error(f"hwlint: {path} exists; use --force to overwrite")
         raise Exit(2)
     schema_file = target.parent / SCHEMA_ID
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(starter, encoding="utf-8")
+        _write(starter, path, "json")
         schema_note = _write_schema_beside(schema_file)
     except OSError as exc:
-        click.echo(f"hwlint: cannot write {exc.filename or path}: {exc.strerror or exc}", err=True)
+        _error(f"hwlint: cannot write {exc.filename or path}: {exc.strerror or exc}")
         raise Exit(2) from None
-    click.echo(f"wrote {path}{schema_note}; fill it in, then run: hwlint check {path}")
+    _echo(f"wrote {shown(path)}{schema_note}; fill it in, then run: hwlint check {shown(path)}")
 
 
 def _write_schema_beside(schema_file: Path) -> str:
@@ -416,13 +484,13 @@ def _reviewed(file: str, pack: Any, tier: str | None = None) -> tuple[Any, Any]:
     try:
         doc = load_file(file)
     except InputError as exc:
-        click.echo(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}", err=True)
+        _error(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}")
         raise Exit(2) from None
     review = review_document(doc, pack, tier)
     if review.file_findings:
         for r in review.file_findings:
-            click.echo(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}", err=True)
-        click.echo(f"hwlint: {file} cannot be reviewed until these are fixed", err=True)
+            _error(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}")
+        _error(f"hwlint: {file} cannot be reviewed until these are fixed")
         raise Exit(2)
     return doc, review
 
@@ -437,9 +505,10 @@ def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[
     layer, with the sign-off table. Exit 0 when written, whatever the items say."""
     from linter.signoff.checklist import render
 
+    check_targets([output], [file], rule_dirs)
     pack = _load_pack(rule_dirs)
     doc, review = _reviewed(file, pack, tier)
-    _write(render(review, doc, pack), output)
+    _write(render(review, doc, pack), output, "markdown")
     raise Exit(2 if review.rule_errors else 0)
 
 
@@ -461,17 +530,17 @@ def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tu
     try:
         record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key)
     except SignoffError as exc:
-        click.echo(f"hwlint: {exc}; {file} is unchanged", err=True)
+        _error(f"hwlint: {exc}; {file} is unchanged")
         raise Exit(2) from None
     except OSError as exc:
-        click.echo(f"hwlint: cannot write {file}: {exc.strerror or exc}; {file} is unchanged", err=True)
+        _error(f"hwlint: cannot write {file}: {exc.strerror or exc}; {file} is unchanged")
         raise Exit(2) from None
     signed = ", with an SSH signature" if "signature" in record else ""
-    click.echo(f"{file}: recorded the {role} sign-off by {name} on {record['date']}{signed} "
+    _echo(f"{shown(file)}: recorded the {role} sign-off by {name} on {record['date']}{signed} "
                f"(manifest {record['manifest_digest'][:19]}…, rule pack {record['rule_pack_digest'][:19]}…)")
     remaining = len(blocking(review.results))
     if remaining:
-        click.echo(f"note: {remaining} failing result{'s are' if remaining != 1 else ' is'} not waived; "
+        _echo(f"note: {remaining} failing result{'s are' if remaining != 1 else ' is'} not waived; "
                    f"`hwlint verify {file}` will fail until they are fixed or waived", err=True)
 
 
@@ -492,9 +561,9 @@ def verify(file: str, allowed_signers: str | None, rule_dirs: tuple[str, ...]) -
     try:
         verdict = check(doc, pack_digest(pack), review.results, allowed_signers)
     except SignoffError as exc:
-        click.echo(f"hwlint: {exc}", err=True)
+        _error(f"hwlint: {exc}")
         raise Exit(2) from None
-    click.echo(report(file, verdict), nl=False)
+    _echo(report(shown(file), verdict), nl=False)
     raise Exit(0 if verdict.ok else 1)
 
 
@@ -512,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except Exception as exc:  # the last line of defence: never a traceback
-        click.echo(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)", err=True)
+        _error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
         return 2
     return 0
 

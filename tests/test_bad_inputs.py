@@ -60,7 +60,7 @@ MADE = {
     "a-folder.yaml": (2, 1, "is a directory with no *.hw.yaml files under it"),
     "missing.yaml": (2, 1, "no such file"),
     "fifty-megabytes.yaml": (2, 1, "file is 50,000,030 bytes; manifests are limited to 5,000,000 bytes"),
-    "two-million-items.yaml": (2, 2, "the document has more than 100,000 values"),
+    "two-million-items.yaml": (2, 2, "the document has more than 500,000 values"),
     "long-name.yaml": (1, 2, "name has 4,000,000 characters; it must have at most 500"),
 }
 

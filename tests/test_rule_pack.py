@@ -110,20 +110,19 @@ rules:
     cite: [seed-hardware-layers]
     at: storage.backup.copies
     tests:
-      - {{name: two copies, base: ../cases/base.hw.yaml, expect: {two}}}
+      - {{name: two copies, base: cases/base.hw.yaml, expect: {two}}}
       - name: three copies
-        base: ../cases/base.hw.yaml
+        base: cases/base.hw.yaml
         set: {{"storage.backup.copies": 3}}
         expect: pass
 """
 
 
 def _team_folder(tmp_path: Path, two: str = "fail") -> Path:
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / "base.hw.yaml").write_text(
-        (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     rules = tmp_path / "team-rules"
-    rules.mkdir()
+    (rules / "cases").mkdir(parents=True)
+    (rules / "cases" / "base.hw.yaml").write_text(
+        (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     (rules / "team.yaml").write_text(TEAM_RULE.format(two=two), encoding="utf-8")
     return rules
 
@@ -146,7 +145,7 @@ def test_rules_test_fails_on_a_wrong_expectation(tmp_path):
 def test_rules_test_demands_a_failing_case(tmp_path):
     folder = _team_folder(tmp_path)
     text = (folder / "team.yaml").read_text(encoding="utf-8")
-    (folder / "team.yaml").write_text(text.replace("      - {name: two copies, base: ../cases/base.hw.yaml, expect: fail}\n", ""))
+    (folder / "team.yaml").write_text(text.replace("      - {name: two copies, base: cases/base.hw.yaml, expect: fail}\n", ""))
     run = hwlint_process("rules", "test", folder, cwd=tmp_path)
     assert run.code == 1
     assert "FAIL OPS101 has a failing case: expected fail, got missing" in run.out

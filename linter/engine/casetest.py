@@ -9,11 +9,13 @@ failure.
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from linter.manifest.loader import Document, InputError, load_file
+from linter.paths import data_dir
 from linter.results import undotted
 from linter.engine.review import review_document
 from linter.engine.rules import Rule, RuleCase, RulePack
@@ -59,10 +61,16 @@ def _assign(data: Any, path: tuple, value: Any) -> None:
 def run_case(rule: Rule, case: RuleCase, pack: RulePack, bases: dict[Path, Document] | None = None) -> Outcome:
     """One case: the base manifest (relative to the rule's file), edited, reviewed with only this rule."""
     bases = {} if bases is None else bases
-    base = (Path(rule.file).parent / case.base).resolve()
+    folder = Path(rule.file).parent.resolve()
+    builtin = data_dir("rules").resolve()
+    root = builtin.parent if folder == builtin else folder  # the built-in cases use ../examples
+    base = (folder / case.base).resolve()
+    if os.path.commonpath([root, base]) != str(root):
+        return Outcome(rule.id, case.name, case.expect, "error",
+                       f"base {case.base} is outside the rule folder {folder}; keep case manifests inside it")
     try:
         if base not in bases:
-            bases[base] = load_file(str(base))
+            bases[base] = load_file(str(base), str(root))
     except InputError as exc:
         return Outcome(rule.id, case.name, case.expect, "error", f"base {case.base}: {exc.message}")
     doc = copy.copy(bases[base])

@@ -4,7 +4,10 @@ Loading a pack parses every rule file, checks it against the rule schema and com
 each expression and template in the sandbox; that is most of a one-manifest check. The
 loaded `RulePack` is pickled under a key that covers everything it is built from:
 
-- the bytes of every file in the rule folders and in `schemas/` (content, not mtime),
+- the bytes of every file the loader reads from the rule folders (`rules.pack_files`:
+  regular files inside their folder, each within the rule-file size limit, so a link to
+  /dev/zero or a 3 GB file beside the rules is never read) and of `schemas/*.json`
+  (content, not mtime),
 - the folders as given and as resolved (rule file names appear in messages),
 - hwlint's own code (size and mtime of each module) and the Python, Jinja2 and pydantic
   versions, since the cached templates are compiled Python code.
@@ -30,6 +33,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+# A rule file is checked against this size before it is parsed (the built-in ones are under
+# 25 kB; a 4 MB one took half a minute and gigabytes to load).
+MAX_RULE_BYTES = 500_000
+DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml")  # in rules/, not rule files
 KEEP = 8  # cached packs kept; older ones are removed when a new one is written
 _LINTER = Path(__file__).resolve().parents[1]  # the whole package: its code is in the key
 
@@ -50,7 +57,7 @@ def cached(build: Callable[[], Any], folders: list[Path], schemas: Path) -> Any:
         return build()
     try:
         path = where / f"pack-{_key(folders, schemas)}.pickle"
-    except OSError:  # a folder vanished or cannot be listed: let build() report it
+    except Exception:  # noqa: BLE001 - a file refused or unreadable: let build() report it
         return build()
     pack = _read(path)
     if pack is None:
@@ -68,15 +75,39 @@ def _key(folders: list[Path], schemas: Path) -> str:
     for module in sorted(_LINTER.rglob("*.py")):
         stat = module.stat()
         digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    for folder in [*folders, schemas]:
+    for folder in folders:
         digest.update(f"folder\0{folder}\0{folder.resolve()}\n".encode())
-        if not folder.is_dir():
-            continue
-        for item in sorted(folder.iterdir()):
-            if item.is_file():
-                content = item.read_bytes()
-                digest.update(f"{item.name}\0{len(content)}\0".encode() + content)
+    present = [f for f in folders if f.is_dir()]
+    for folder, item in [*pack_files(present), *((schemas, p) for p in sorted(schemas.glob("*.json")))]:
+        content = read_pack_file(folder, item)
+        digest.update(f"{folder}\0{item.name}\0{len(content)}\0".encode() + content)
     return digest.hexdigest()[:32]
+
+
+def rule_files(folder: Path) -> list[Path]:
+    """The rule files the loader reads in `folder`, sorted by name."""
+    # data files, and manifests kept beside the rules as test bases, are not rule files
+    return [p for p in sorted(folder.glob("*.yaml")) if p.name not in DATA_FILES and not p.name.endswith(".hw.yaml")]
+
+
+def pack_files(folders: list[Path]) -> list[tuple[Path, Path]]:
+    """(folder, file) for every file a pack built from `folders` reads: the rule files of each
+    folder, and the references, tiers and policy of the built-in folder."""
+    from linter.paths import data_dir
+
+    base = data_dir("rules")
+    out = []
+    for folder in folders:
+        names = sorted(folder.glob("*.yaml")) if folder == base else rule_files(folder)
+        out.extend((folder, p) for p in names)
+    return out
+
+
+def read_pack_file(folder: Path, path: Path) -> bytes:
+    """A rule-pack file's bytes: a regular file inside its folder, within MAX_RULE_BYTES."""
+    from linter.manifest.loader import read_bytes
+
+    return read_bytes(str(path), str(folder), MAX_RULE_BYTES, "rule files")
 
 
 class _Pickler(pickle.Pickler):

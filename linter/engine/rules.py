@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from linter.engine.packcache import DATA_FILES, MAX_RULE_BYTES, pack_files, rule_files  # noqa: F401 - DATA_FILES re-exported
 from linter.manifest.loader import Document, InputError, load_file
 from linter.paths import data_dir
 from linter.results import RESERVED_LAYERS, RULE_ID, dotted, layer_of
 from linter.manifest.validate import explain_errors, suggest
 
-DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml")  # in rules/, not rule files
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
 
 
@@ -154,10 +154,8 @@ def _build_pack(folders: list[Path]) -> RulePack:
     for folder in folders:
         if not folder.is_dir():
             raise RuleLoadError([f"{folder}: not a folder of rule files"])
-        for path in sorted(folder.glob("*.yaml")):
-            if path.name in DATA_FILES or path.name.endswith(".hw.yaml"):
-                continue  # data files, and manifests kept beside the rules as test bases
-            for rule in _load_file(path, pack, problems):
+        for path in rule_files(folder):
+            for rule in _load_file(path, folder, pack, problems):
                 where = f"{rule.file}:{rule.line}"
                 if rule.id in seen:
                     problems.append(f"{where}:1: rule {rule.id} is defined twice (first at {seen[rule.id]})")
@@ -169,9 +167,9 @@ def _build_pack(folders: list[Path]) -> RulePack:
     return pack
 
 
-def _load_file(path: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
+def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
     try:
-        doc = load_file(str(path))
+        doc = load_file(str(path), str(folder), MAX_RULE_BYTES, "rule files")
     except InputError as exc:
         problems.append(f"{path}:{exc.line}:{exc.column}: {exc.message}")
         return []
@@ -290,8 +288,8 @@ def check_reference(root: str, path: tuple) -> str | None:
 
 
 def pack_digest(pack: RulePack) -> str:
-    """sha256 of the rule pack as loaded: every `*.yaml` of every rule folder (rules,
-    references, tiers, policy), folder by folder in load order, files sorted by name, then
+    """sha256 of the rule pack as loaded: every file the loader reads (`pack_files`: the rule
+    files of every folder, the built-in references, tiers and policy), folder by folder in load order, files sorted by name, then
     the catalog (a corrected spec changes results as surely as a changed rule).
 
     Each file contributes its name, its length and its bytes, so moving text from one file
@@ -300,10 +298,12 @@ def pack_digest(pack: RulePack) -> str:
     """
     import hashlib
 
+    from linter.manifest.loader import read_bytes
+
     sha = hashlib.sha256()
-    for folder in [*pack.folders, data_dir("catalog")]:
-        for path in sorted(folder.glob("*.yaml")):
-            data = path.read_bytes()
-            sha.update(f"{path.name}\0{len(data)}\0".encode())
-            sha.update(data)
+    catalog = data_dir("catalog")
+    for folder, path in [*pack_files(pack.folders), *((catalog, p) for p in sorted(catalog.glob("*.yaml")))]:
+        data = read_bytes(str(path), str(folder))
+        sha.update(f"{path.name}\0{len(data)}\0".encode())
+        sha.update(data)
     return "sha256:" + sha.hexdigest()

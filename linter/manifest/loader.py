@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -27,7 +29,7 @@ from typing import Any
 Path_ = tuple  # a path into the document: keys (str) and list indexes (int)
 
 MAX_BYTES = 5_000_000
-MAX_NODES = 100_000  # values, counting each use of an alias; keys are not counted
+MAX_NODES = 500_000  # values, counting each use of an alias; keys are not counted (10,000 pools and 5,000 racks fit)
 MAX_DEPTH = 50
 MAX_DIGITS = 300  # a longer number is not a quantity anyone means
 
@@ -80,28 +82,76 @@ class Document:
         return self.positions.get((), (1, 1))
 
 
-def read_bytes(path: str) -> bytes:
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"no such file: {path}", code="IO")
-    if p.is_dir():
-        raise InputError(f"{path} is a directory with no *.hw.yaml files under it; give a manifest file, or a folder that holds some", code="IO")
+def read_bytes(path: str, inside: str | None = None, limit: int = MAX_BYTES, what: str = "manifests") -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them.
+
+    Only a regular file is opened: a folder, a named pipe, a socket or a device is refused
+    from its metadata, before it is opened. A symbolic link is followed only to a file
+    inside `inside` (by default the git repository that holds the link, or the link's own
+    folder outside a repository), so a committed `leak.hw.yaml -> ~/.git-credentials` is
+    refused instead of read; a refusal names the kind of file, never its content."""
     try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(_too_big(f"{size:,} bytes"), code="IO")
-        # Read one byte past the limit: devices and pipes report no size up front.
-        with p.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+        info = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise InputError(f"{path} is a symbolic link to a file that does not exist", code="IO") from None
+        raise InputError(f"no such file: {path}", code="IO") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}", code="IO") from None
-    if len(raw) > MAX_BYTES:
-        raise InputError(_too_big(f"more than {MAX_BYTES:,} bytes"), code="IO")
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{path} is a directory with no *.hw.yaml files under it; give a manifest file, or a folder that holds some", code="IO")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{path} is {_kind(info.st_mode)}, not a regular file; refusing to read it", code="IO")
+    real = os.path.realpath(path)
+    if real != os.path.abspath(path):
+        root = inside if inside is not None else _repository(os.path.dirname(os.path.abspath(path)))
+        root = os.path.realpath(root)
+        if os.path.commonpath([root, real]) != root:
+            raise InputError(f"{path} is a symbolic link to a file outside {_shown(root)}; hwlint follows links only "
+                             "inside the repository (or the folder given): give the file itself", code="IO")
+    if info.st_size > limit:
+        raise InputError(_too_big(f"{info.st_size:,} bytes", limit, what), code="IO")
+    try:
+        # O_NOFOLLOW on the resolved name and O_NONBLOCK: a file swapped for a link or a pipe
+        # after the checks above fails or does not block; fstat says what was opened.
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise InputError(f"{path} is not a regular file; refusing to read it", code="IO")
+            raw = handle.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}", code="IO") from None
+    if len(raw) > limit:
+        raise InputError(_too_big(f"more than {limit:,} bytes", limit, what), code="IO")
     return raw
 
 
-def _too_big(size: str) -> str:
-    return f"file is {size}; manifests are limited to {MAX_BYTES:,} bytes"
+def _kind(mode: int) -> str:
+    for test, words in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def _repository(folder: str) -> str:
+    """The work tree that holds `folder` (the nearest folder with a .git), else `folder`."""
+    current = folder
+    while True:
+        if os.path.lexists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folder
+        current = parent
+
+
+def _shown(folder: str) -> str:
+    return folder if folder != os.path.sep else "/"
+
+
+def _too_big(size: str, limit: int = MAX_BYTES, what: str = "manifests") -> str:
+    return f"file is {size}; {what} are limited to {limit:,} bytes"
 
 
 def decode(raw: bytes) -> str:
@@ -113,14 +163,15 @@ def decode(raw: bytes) -> str:
         raise InputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8", line, column) from None
 
 
-def load_file(path: str) -> Document:
-    return load_bytes(read_bytes(path), path)
+def load_file(path: str, inside: str | None = None, limit: int = MAX_BYTES, what: str = "manifests") -> Document:
+    """The manifest (or rule file) at `path`; see `read_bytes` for what is refused."""
+    return load_bytes(read_bytes(path, inside, limit, what), path, limit, what)
 
 
-def load_bytes(raw: bytes, path: str) -> Document:
+def load_bytes(raw: bytes, path: str, limit: int = MAX_BYTES, what: str = "manifests") -> Document:
     """A manifest's bytes (from disk, or a base version from git) as a Document named `path`."""
-    if len(raw) > MAX_BYTES:  # read_bytes has checked a file already; a git blob has not
-        raise InputError(_too_big(f"{len(raw):,} bytes"), code="IO")
+    if len(raw) > limit:  # read_bytes has checked a file already; a git blob has not
+        raise InputError(_too_big(f"{len(raw):,} bytes", limit, what), code="IO")
     doc = load_text(decode(raw), path)
     doc.raw = raw
     return doc
@@ -248,6 +299,8 @@ class _Builder:
             line, column = key.start_mark.line + 1, key.start_mark.column + 1
             if not isinstance(key, self.ev.ScalarEvent) or key.anchor is not None:
                 raise InputError("a key must be plain text (no lists, mappings, anchors or aliases as keys)", line, column)
+            if key.tag not in (None, "!", _YAML + "str"):
+                raise _unsupported(key.tag, line, column)
             if key.value == "<<" and key.tag is None and key.implicit[0]:
                 merged.append(self.merge_source(path, depth))
                 continue
@@ -344,7 +397,7 @@ def _scalar(event: Any, line: int, column: int) -> Any:
     value = _plain(text, line, column)
     wanted = {"int": int, "float": (int, float), "bool": bool, "null": type(None), "timestamp": str}[kind]
     if not isinstance(value, wanted) or (kind == "int" and isinstance(value, bool)):
-        raise InputError(f'"{text[:60]}" is not a valid !!{kind}', line, column)
+        raise InputError(f"this value is not a valid !!{kind}", line, column)
     return float(value) if kind == "float" else value
 
 

@@ -52,6 +52,20 @@ def suggest(word: str, choices: list[str], cutoff: float = 0.6) -> str:
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
+MAX_UNKNOWN_KEYS = 20  # unknown keys named (with a suggestion) per mapping; the rest are counted
+
+
+def kind(value: Any) -> str:
+    """What `value` is, without any of its content."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {dict: "a mapping", list: "a list"}.get(type(value), "empty")
+
+
 def describe(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -69,6 +83,15 @@ def describe(value: Any) -> str:
 def validate(doc: Document) -> list[Result]:
     if isinstance(doc.data, dict) and _quick_check()(doc.data):
         return []  # certainly valid: jsonschema is not even imported (see linter.quickcheck)
+    # A file that is not a manifest at all (a credentials file, a key, someone's notes) is
+    # named by its kind only: no finding quotes its content.
+    if not isinstance(doc.data, dict):
+        return [file_finding("SCHEMA", f"the top level is {kind(doc.data)}; expected a mapping of sections "
+                             "(this does not look like an hwlint manifest)", doc.path, 1, 1)]
+    if "manifest_version" not in doc.data:
+        return [file_finding("SCHEMA", f"this is not an hwlint manifest: its top level is a mapping of {len(doc.data):,} "
+                             "keys without manifest_version; add manifest_version: 1 if it is one, "
+                             "or run `hwlint init` for a starter", doc.path, 1, 1)]
     return explain_errors(_validator(), doc)
 
 
@@ -82,7 +105,7 @@ def _quick_check() -> Any:
 def explain_errors(validator: Any, doc: Document) -> list[Result]:
     """Every schema error in `doc`, as findings at the offending key."""
     if not isinstance(doc.data, dict):
-        return [file_finding("SCHEMA", f"the top level is {describe(doc.data)}; expected a mapping of sections", doc.path, 1, 1)]
+        return [file_finding("SCHEMA", f"the top level is {kind(doc.data)}; expected a mapping", doc.path, 1, 1)]
     findings: list[Result] = []
     seen: set[tuple] = set()
     for error in validator.iter_errors(doc.data):
@@ -101,11 +124,15 @@ def _explain(error: Any) -> list[tuple[tuple, str]]:
     kind, value, schema = error.validator, error.instance, error.schema
     if kind == "additionalProperties":
         known = sorted(schema.get("properties", {}))
-        return [
-            (path + (key,), f'unknown key "{key}" in {where}{suggest(key, known) or "; known keys: " + ", ".join(known)}')
-            for key in value
-            if key not in known
+        unknown = [key for key in value if key not in known]
+        out = [
+            (path + (key,), f'unknown key "{key[:200]}" in {where}{suggest(key, known) or "; known keys: " + ", ".join(known)}')
+            for key in unknown[:MAX_UNKNOWN_KEYS]
         ]
+        if len(unknown) > MAX_UNKNOWN_KEYS:
+            rest = len(unknown) - MAX_UNKNOWN_KEYS
+            out.append((path, f"{where} has {rest:,} more unknown keys; known keys: {', '.join(known)}"))
+        return out
     if kind == "required":
         missing = [k for k in error.validator_value if k not in value]
         return [(path, f'{where} is missing the required key "{k}"') for k in missing]
