@@ -163,7 +163,8 @@ def test_unknown_rule_ids_are_a_usage_error_with_a_suggestion(hwlint, option):
 def test_a_team_rule_may_use_its_own_prefix(hwlint, tmp_path):
     folder = tmp_path / "team"
     folder.mkdir()
-    (folder / "org.yaml").write_text(ORG_RULE.format(id="ORG001").replace("../examples/", str(EXAMPLES) + "/"))
+    shutil.copy(EXAMPLES / "single-node-finetune.hw.yaml", folder)  # case bases stay inside the rule folder
+    (folder / "org.yaml").write_text(ORG_RULE.format(id="ORG001").replace("../examples/", ""))
     no_owner = tmp_path / "x.hw.yaml"
     no_owner.write_text(FLAWED.read_text().replace("owner: platform@example.com\n", ""))
     run = hwlint("check", no_owner, "--rules", folder, "--select", "ORG")
