@@ -567,6 +567,91 @@ def verify(file: str, allowed_signers: str | None, rule_dirs: tuple[str, ...]) -
     raise Exit(0 if verdict.ok else 1)
 
 
+SIZE_HELP = """Work back from a training goal to a configuration that passes `hwlint check`.
+
+Give the goal as flags, or as a partial manifest DRAFT (its plan:, facility racks budget,
+procurement mode, node pools' GPU and policy: fill what the flags leave out). For every
+candidate GPU (default: the catalog's data-centre parts) the sizer searches tensor (within
+the NVLink domain), pipeline and data parallelism, ZeRO stage, recompute and micro-batch
+with the review's own memory and time facts, keeps the layouts that fit and meet the
+deadline with the fewest whole nodes, builds the fabric, storage, racks and power around
+them, and reviews the best ones with the rule pack. Exit 0: a configuration was found;
+1: none meets the goal; 2: usage error.
+"""
+
+
+@cli.command("size", help=SIZE_HELP)
+@click.argument("draft", required=False, type=click.Path())
+@click.option("--params", type=float, help="model parameters, billions")
+@click.option("--layers", type=int, help="transformer layers L")
+@click.option("--hidden", type=int, help="hidden size h")
+@click.option("--heads", type=int, help="attention heads a")
+@click.option("--seq", type=int, help="sequence length s, tokens")
+@click.option("--tokens", type=float, help="training tokens, billions")
+@click.option("--days", type=float, help="deadline: target duration of the run, days")
+@click.option("--goal", "goal_kind", type=click.Choice(["pretrain", "continued-pretrain", "finetune", "experiment"]))
+@click.option("--precision", type=click.Choice(["fp32", "tf32", "bf16", "fp16", "fp8"]), help="default bf16 (said in the output)")
+@click.option("--optimizer", type=click.Choice(["adam", "adamw", "sgd", "adafactor", "lion"]), help="default adamw (said in the output)")
+@click.option("--global-batch", type=int, help="sequences per optimizer step (caps micro-batch x data-parallel ranks)")
+@click.option("--dataset-tb", type=float, help="training data on disk, TB")
+@click.option("--dataset-tokens", type=float, help="tokens in the dataset, billions (with --dataset-tb: the read rate)")
+@click.option("--start-date", help="planned start, YYYY-MM-DD")
+@click.option("--gpu", "gpus", multiple=True, help="candidate catalog GPU (repeatable; default: every data-centre part)")
+@click.option("--max-gpus", type=int, help="at most this many GPUs")
+@click.option("--rack-kw", type=float, help="power budget of one rack, kW")
+@click.option("--facility-kw", type=float, help="IT capacity of the facility, kW")
+@click.option("--mode", type=click.Choice(["buy", "rent"]))
+@click.option("--prices", type=click.Path(dir_okay=False), help="price file: currency: and prices: [{item, purchase, rental_per_month, ...}] per node")
+@click.option("--policy", "policy_pairs", multiple=True, metavar="NAME=VALUE", help="override a rules/policy.yaml value (repeatable), e.g. mfu=0.35")
+@click.option("--keep-checkpoints", type=int, help="full checkpoints kept on the checkpoint tier (default 2, said in the output)")
+@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="layouts shown per GPU model")
+@click.option("--choose", metavar="MODEL#N", help="the row --write writes (default: the best)")
+@click.option("--write", "write_to", type=click.Path(dir_okay=False), help="write the chosen row as a complete manifest")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
+def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...], policy_pairs: tuple[str, ...],
+                 prices: str | None, top: int, choose: str | None, write_to: str | None, fmt: str,
+                 rule_dirs: tuple[str, ...], **options: Any) -> None:
+    from linter.sizing.goal import GoalError, from_inputs, read_prices
+    from linter.sizing.sizer import size
+    from linter.sizing import report as size_report
+
+    pack = _load_pack(rule_dirs)
+    draft_data = None
+    if draft:
+        from linter.manifest.loader import InputError, load_file
+
+        try:
+            draft_data = load_file(draft).data
+        except InputError as exc:
+            click.echo(f"hwlint: {draft}:{exc.line}:{exc.column}: {exc.message}", err=True)
+            raise Exit(2) from None
+        if not isinstance(draft_data, dict):
+            raise click.UsageError(f"{draft}: a draft manifest is a mapping with a plan: section")
+    options.update(goal=goal_kind, gpus=list(gpus), policy=list(policy_pairs))
+    try:
+        goal = from_inputs(options, draft_data, draft, {k: v["default"] for k, v in pack.policy.items()})
+        if prices:
+            goal.prices = read_prices(prices)
+    except GoalError as exc:
+        raise click.UsageError(str(exc)) from None
+    result = size(goal, pack, top)
+    chosen = result.best
+    if choose:
+        chosen = next((r for r in result.rows if r.ident.lower() == choose.lower()), None)
+        if chosen is None:
+            known = ", ".join(r.ident for r in result.rows) or "none"
+            raise click.UsageError(f"--choose {choose}: no such row (rows: {known})")
+    _write(size_report.render(fmt, result), None)
+    if write_to:
+        if chosen is None:
+            click.echo("hwlint: nothing written: no configuration meets the goal", err=True)
+        else:
+            _write(size_report.manifest(chosen), write_to)
+            click.echo(f"wrote {write_to}: {chosen.ident}; check it with `hwlint check {write_to}`", err=True)
+    raise Exit(0 if result.best is not None else 1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="hwlint", standalone_mode=False)

@@ -1,0 +1,294 @@
+"""From one searched row to a whole manifest: nodes, NICs and switches, storage, racks and
+power, quotes. Each derived number is read off the facts the review computes (derive on the
+manifest being built) and the policy the pack loaded, so `hwlint check` agrees with it.
+
+The manifest is kept as plain data plus `notes`: dotted path -> comment, which the writer
+prints next to the value ("derived: ...", "chosen: ...").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from linter.manifest.catalog import load_catalog, resolve
+from linter.manifest.loader import Document
+from linter.physics import formulas as physics
+from linter.physics.facts import Unknown, derive
+from linter.sizing.goal import Goal
+from linter.sizing.search import Row, plan_data
+
+PROBE = 1000.0  # a round capacity used to read a policy margin off the facts (limit = capacity less headroom)
+
+
+class Infeasible(Exception):
+    """The row cannot be built within the goal's constraints; the message says which one."""
+
+
+def _known(value: Any) -> bool:
+    return value is not None and not isinstance(value, Unknown)
+
+
+def _up(x: float, digits: int = 1) -> float:
+    scale = 10 ** digits
+    return math.ceil(x * scale - 1e-9) / scale
+
+
+def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, Any]:
+    """The facts the review derives for this manifest (catalog resolved, model defaults applied)."""
+    from linter.engine.review import _model_dump
+
+    doc = Document(path="<size>", data=manifest)
+    resolved = resolve(doc)
+    data = _model_dump(resolved.data, doc)
+    if isinstance(data, list):  # a schema problem in what the sizer built: a bug, say it plainly
+        raise Infeasible("the built manifest does not validate: " + "; ".join(r.message for r in data))
+    return derive(data, policy)
+
+
+def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
+    """(manifest, notes, facts) for `row`, or Infeasible."""
+    catalog = load_catalog()
+    notes: dict[str, str] = {}
+    draft = goal.draft
+    lay = row.layout
+    manifest: dict[str, Any] = {"manifest_version": 1}
+    manifest["name"] = draft.get("name") or f"{goal.params_b:g}B {goal.goal} on {row.gpus} {row.gpu}"
+    if draft.get("owner"):
+        manifest["owner"] = draft["owner"]
+    manifest["date"] = str(draft.get("date") or today)
+
+    plan = plan_data(goal)
+    plan["micro_batch_size"] = lay.mb
+    plan["parallelism"] = {"tensor": lay.t, "pipeline": lay.p, "data": lay.d, "zero_stage": lay.zero,
+                           "sequence_parallel": lay.t > 1, "activation_recompute": lay.recompute}
+    notes["plan.micro_batch_size"] = "derived: layout search"
+    notes["plan.parallelism.tensor"] = "derived: layout search, tensor parallelism inside one NVLink domain"
+    notes["plan.parallelism.pipeline"] = "derived: layout search"
+    notes["plan.parallelism.data"] = f"derived: {lay.t} x {lay.p} x {lay.d} = {row.gpus} GPUs"
+    notes["plan.parallelism.zero_stage"] = "derived: layout search"
+    notes["plan.parallelism.sequence_parallel"] = "derived: with tensor parallelism"
+    notes["plan.parallelism.activation_recompute"] = (
+        f"derived: {row.memory_gb:g} of {row.usable_gb:g} GB usable per GPU")
+    for name in ("precision", "optimizer", "goal"):
+        if any(c.startswith(name + " ") for c in goal.chosen):
+            notes[f"plan.{name}"] = "chosen: the goal did not say"
+    manifest["plan"] = plan
+
+    procurement: dict[str, Any] = {}
+    if goal.mode:
+        procurement["mode"] = goal.mode
+    for key in ("project_duration_months", "operations_team"):
+        if (draft.get("procurement") or {}).get(key) is not None:
+            procurement[key] = draft["procurement"][key]
+    quotes = _quotes(goal, row)
+    if quotes:
+        procurement["quotes"] = quotes
+        notes["procurement.quotes"] = "derived: price per node from the price file x nodes"
+    if procurement:
+        manifest["procurement"] = procurement
+
+    pool: dict[str, Any] = {"name": "gpu", "role": "compute", "count": row.nodes}
+    notes["node_pools[0].count"] = f"derived: fewest whole nodes for the deadline ({row.days:g} of {goal.days:g} days)"
+    system = catalog.systems.get(row.system) if row.system else None
+    if system:
+        pool["system"] = system["name"]
+        if system.get("local_nvme") and not system["local_nvme"].get("raid"):
+            pool["local_nvme"] = {"raid": "raid0"}
+            notes["node_pools[0].local_nvme"] = "chosen: the data drives as one striped cache volume; confirm"
+    else:
+        pool["gpu"] = {"model": row.gpu, "count": row.per_node}
+        notes["node_pools[0].gpu"] = "chosen: no catalog server for this GPU; give the server's power, RAM, disks"
+    manifest["node_pools"] = [pool]
+
+    probe = facts_of(manifest, policy)
+    multi = row.nodes > 1
+    if multi:
+        _network(goal, row, manifest, notes, probe, policy, system)
+    _facility(goal, row, manifest, notes, policy)
+    _storage(goal, row, manifest, notes, policy, multi)
+    for key in ("operations", "waivers"):
+        if draft.get(key):
+            manifest[key] = draft[key]
+    if goal.policy:
+        manifest["policy"] = dict(goal.policy)
+    facts = facts_of(manifest, policy)
+    _money(facts)
+    return manifest, notes, facts
+
+
+def _quotes(goal: Goal, row: Row) -> list[dict[str, Any]]:
+    price = goal.prices.get(row.system or "") or goal.prices.get(row.gpu)
+    if price is None:
+        return []
+    out = []
+    for kind, per_node in (("purchase", price.purchase), ("rental", price.rental_per_month)):
+        if per_node is None or (goal.mode == "buy" and kind == "rental" and price.purchase is None):
+            continue
+        quote: dict[str, Any] = {"item": f"{row.nodes}x {price.item}", "kind": kind,
+                                 "price": round(per_node * row.nodes, 2), "currency": price.currency}
+        if price.vendor:
+            quote["vendor"] = price.vendor
+        if price.quote_date:
+            quote["quote_date"] = price.quote_date
+        if price.lead_time_weeks is not None:
+            quote["lead_time_weeks"] = price.lead_time_weeks
+        out.append(quote)
+    return out
+
+
+def _network(goal: Goal, row: Row, manifest: dict, notes: dict, probe: dict, policy: dict[str, float],
+             system: dict | None) -> None:
+    """Compute NICs (the system's, or one 400 Gb/s port per GPU) and a non-blocking InfiniBand
+    fabric of the fewest catalog switches that carry them [al-fares-2008]."""
+    catalog = load_catalog()
+    pool = manifest["node_pools"][0]
+    nics = probe["nics"]
+    if _known(nics.get("per_node")) and nics["per_node"] and _known(nics.get("min_rate_gbps")):
+        per_node, rate = nics["per_node"], nics["min_rate_gbps"]
+    else:  # no NICs known for this server: one port per GPU at the policy's per-GPU bandwidth
+        nic = catalog.nics["ConnectX-7"]
+        rate = nic["max_port_rate_gbps"]
+        per_gpu = max(1, math.ceil(policy["pretrain_gbps_per_gpu"] / rate))
+        per_node = per_gpu * row.per_node
+        pool["nics"] = [{"model": nic["name"], "count": per_node, "rate_gbps": rate, "kind": "infiniband",
+                         "purpose": "compute", "fabric": "compute"}]
+        notes["node_pools[0].nics"] = (f"chosen: {per_gpu} x {rate:g} Gb/s per GPU "
+                                       f"(policy pretrain_gbps_per_gpu {policy['pretrain_gbps_per_gpu']:g})")
+    switches = sorted((s for s in catalog.switches.values() if s.get("kind") == "infiniband" and s["port_rate_gbps"] >= rate),
+                      key=lambda s: (s["port_rate_gbps"], -s["ports"], s["name"]))
+    if not switches:
+        raise Infeasible(f"no catalog InfiniBand switch runs {rate:g} Gb/s ports")
+    switch = switches[0]
+    endpoints = row.nodes * per_node
+    counts = physics.nonblocking_fabric_switches(endpoints, switch["ports"])
+    if counts["single"]:
+        topology = "single-switch"
+    elif counts["core"]:
+        topology = "fat-tree"
+    else:
+        topology = "rail-optimized" if per_node >= row.per_node else "leaf-spine"
+    fabric = {"name": "compute", "purpose": "compute", "kind": "infiniband", "topology": topology, "oversubscription": 1,
+              "switches": [{"model": switch["name"], "role": role, "count": n} for role, n in counts.items() if n]}
+    manifest["network"] = {"fabrics": [fabric]}
+    notes["network.fabrics[0].topology"] = f"derived: {endpoints:,} NIC ports, non-blocking (policy oversubscription_max)"
+    for j, s in enumerate(fabric["switches"]):
+        notes[f"network.fabrics[0].switches[{j}]"] = f"derived: {s['count'] * switch['ports']:,} ports"
+    row.design["nics_per_gpu"] = per_node / row.per_node
+    row.design["nic_gbps"] = rate
+    row.design["switches"] = {k: v for k, v in counts.items() if v}
+    row.design["switch_model"] = switch["name"]
+
+
+def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str, float]) -> None:
+    """IT capacity and racks from the facts' own headroom: the rack budget less headroom, the
+    node's power, the circuits' rating."""
+    budget = goal.rack_kw
+    facility: dict[str, Any] = dict((goal.draft.get("facility") or {}))
+    facility.pop("racks", None)
+    probe_manifest = {**manifest, "facility": {"it_capacity_kw": PROBE,
+                                               "racks": [{"name": "probe", "count": 1, "power_budget_kw": budget or PROBE,
+                                                          "contents": [{"pool": "gpu", "nodes": 1}]}]}}
+    f = facts_of(probe_manifest, policy)
+    power = f["power"]
+    node_kw = power["node_kw"]["gpu"]
+    it_kw = power["it_kw"]
+    row.design["node_kw"] = node_kw
+    if not _known(it_kw):
+        row.design["it_kw"] = None
+        if goal.facility_kw:
+            facility["it_capacity_kw"] = goal.facility_kw
+        if facility:
+            manifest["facility"] = facility
+        return
+    row.design["it_kw"] = it_kw
+    keep = power["facility_limit_kw"] / PROBE  # the share of a capacity the policy lets the load use
+    if goal.facility_kw:
+        facility["it_capacity_kw"] = goal.facility_kw
+        if it_kw > goal.facility_kw * keep:
+            raise Infeasible(f"power: {it_kw:,.1f} kW at full load, but {goal.facility_kw:g} kW less "
+                             f"{policy['power_headroom_pct']:g}% headroom is {goal.facility_kw * keep:,.1f} kW")
+    else:
+        facility["it_capacity_kw"] = _up(it_kw / keep, 0)
+        notes["facility.it_capacity_kw"] = (f"derived: {it_kw:,.1f} kW at full load plus "
+                                            f"{policy['power_headroom_pct']:g}% headroom; the least that passes PWR001")
+    if budget:
+        limit = power["racks"][0]["budget_limit_kw"]
+        per_rack = int(limit // node_kw)
+        if per_rack < 1:
+            raise Infeasible(f"rack power: one node draws {node_kw:g} kW, but a {budget:g} kW rack less "
+                             f"{policy['power_headroom_pct']:g}% headroom allows {limit:g} kW")
+        full, rest = divmod(row.nodes, per_rack)
+        groups = [(f"gpu-rack", full, per_rack)] + ([(f"gpu-rack-last", 1, rest)] if rest else [])
+        racks = []
+        for name, count, nodes in groups:
+            if not count:
+                continue
+            load = round(nodes * node_kw, 2)
+            air = load <= policy["air_cooling_limit_kw"]
+            racks.append({"name": name, "count": count, "contents": [{"pool": "gpu", "nodes": nodes}],
+                          "power_budget_kw": budget, "cooling": "air" if air else "direct-liquid",
+                          "cooling_capacity_kw": _up(load, 1)})
+            i = len(racks) - 1
+            notes[f"facility.racks[{i}].contents"] = f"derived: {nodes} x {node_kw:g} kW = {load:g} kW, within {limit:g} kW"
+            notes[f"facility.racks[{i}].cooling"] = (
+                "derived: " + ("within" if air else "above") + f" the {policy['air_cooling_limit_kw']:g} kW air-cooling limit")
+            notes[f"facility.racks[{i}].cooling_capacity_kw"] = "derived: the rack's full load; the least that passes PWR004"
+        facility["racks"] = racks
+        row.design["racks"] = sum(r["count"] for r in racks)
+        row.design["per_rack"] = per_rack
+    manifest["facility"] = facility
+
+
+def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str, float], multi: bool) -> None:
+    """The tier that holds the data and the checkpoints, sized by the storage facts: capacity
+    for the dataset and the kept checkpoints, read rate with the policy's margin, write rate
+    for the policy's checkpoint minutes."""
+    kind = "parallel-fs" if multi else "local-nvme"
+    probe_tier = {"name": "scratch", "kind": kind, "capacity_tb": PROBE, "read_gb_s": PROBE, "write_gb_s": 1.0}
+    manifest["storage"] = {"tiers": [probe_tier],
+                           "checkpoint": {"retained": goal.keep_checkpoints, "tier": "scratch"}}
+    f = facts_of(manifest, policy)
+    st = f["storage"]
+    ckpt_tb = f["checkpoint_tb"]
+    minutes_at_one = st["checkpoint_write_minutes"]  # at 1 GB/s
+    write = _up(minutes_at_one / policy["checkpoint_write_minutes"], 1)
+    tier: dict[str, Any] = {"name": "scratch", "kind": kind}
+    need = st["capacity"][0]["need_tb"] if isinstance(st["capacity"], list) else Unknown(("plan.dataset.size_tb",))
+    local = f["local_disk"]["usable_tb"]
+    if not multi and _known(local) and (not _known(need) or need <= local):
+        tier["capacity_tb"] = local
+        notes["storage.tiers[0]"] = "derived: the node's own data drives; read and write are the least that pass STO001/STO002"
+    else:
+        if not multi:
+            tier["kind"] = "nfs"
+        if _known(need):
+            tier["capacity_tb"] = _up(need, 0)
+        else:
+            tier["capacity_tb"] = _up(st["checkpoints_tb"], 0)
+        notes["storage.tiers[0]"] = ("derived: the least that passes STO001-STO003"
+                                     + ("" if _known(need) else " (checkpoints only: the dataset size is not given)"))
+    if _known(st["read_needed_gb_s"]):
+        tier["read_gb_s"] = _up(st["read_needed_gb_s"] * policy["data_read_margin"], 1)
+    tier["write_gb_s"] = write
+    tiers = [tier]
+    if goal.dataset_tb and goal.dataset_tb > policy["cold_tier_dataset_tb"]:
+        tiers.append({"name": "archive", "kind": "object", "capacity_tb": _up(goal.dataset_tb, 0)})
+        notes["storage.tiers[1]"] = f"derived: dataset above {policy['cold_tier_dataset_tb']:g} TB (STO005)"
+    manifest["storage"] = {"tiers": tiers, "checkpoint": {"retained": goal.keep_checkpoints, "tier": "scratch"}}
+    draft_storage = goal.draft.get("storage") or {}
+    for key in ("backup",):
+        if key in draft_storage:
+            manifest["storage"][key] = draft_storage[key]
+    for key in ("interval_minutes", "restore_rehearsed"):
+        if key in (draft_storage.get("checkpoint") or {}):
+            manifest["storage"]["checkpoint"][key] = draft_storage["checkpoint"][key]
+    row.design["storage"] = tier
+    row.design["checkpoint_tb"] = ckpt_tb
+    row.design["checkpoint_minutes"] = _up(minutes_at_one / write, 1) if write else None
+
+
+def _money(facts: dict[str, Any]) -> None:
+    proc = facts["procurement"]
+    goal_row = {"capex": proc["purchase_total"], "rent": proc["rental_per_month"], "currency": proc["currency"]}
+    facts["sizing_money"] = {k: (v if _known(v) else None) for k, v in goal_row.items()}

@@ -1,0 +1,101 @@
+"""The sizer: goal -> layouts per GPU (search) -> whole manifests for the top rows (design)
+-> the real review of the best rows (engine) -> a ranked answer with the reasons for what
+was dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from linter.engine.review import review_document, today
+from linter.engine.rules import RulePack
+from linter.manifest.loader import load_text
+from linter.sizing import design
+from linter.sizing.emit import manifest_text
+from linter.sizing.goal import Goal
+from linter.sizing.search import SEARCH_CAP, Candidate, Row, candidates, search_gpu
+
+CONFIRM_TRIES = 3  # rows of one GPU model reviewed before it is dropped as failing the rules
+
+
+@dataclass
+class Sizing:
+    goal: Goal
+    policy: dict[str, float]
+    results: list[Candidate] = field(default_factory=list)
+    not_candidates: list[tuple[str, str]] = field(default_factory=list)
+    best: Row | None = None
+
+    @property
+    def rows(self) -> list[Row]:
+        return [r for c in self.results for r in c.rows]
+
+
+def policy_values(pack: RulePack, goal: Goal) -> dict[str, float]:
+    values = {name: spec["default"] for name, spec in pack.policy.items()}
+    values.update(goal.policy)
+    return values
+
+
+def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
+    policy = policy_values(pack, goal)
+    names, skipped = candidates(goal)
+    out = Sizing(goal=goal, policy=policy, not_candidates=skipped)
+    cap = goal.max_gpus or SEARCH_CAP
+    day = today().isoformat()
+    for name in names:
+        cand = search_gpu(goal, name, policy, cap, top)
+        kept = []
+        for row in cand.rows:
+            try:
+                row.design["manifest"], row.design["notes"], facts = design.build(goal, row, policy, day)
+            except design.Infeasible as exc:
+                row.problem = str(exc)
+                continue
+            row.design["facts"] = facts
+            kept.append(row)
+            if len(kept) == top:
+                break
+        if cand.rows and not kept:
+            cand.dropped = cand.rows[0].problem  # the least GPUs could not be built: the same limit binds the rest
+        cand.rows = kept
+        _confirm(cand, pack)
+        for i, row in enumerate(cand.rows, 1):
+            row.rank = i
+        out.results.append(cand)
+    ranked = sorted(out.rows, key=lambda r: overall_key(r, goal))
+    out.best = ranked[0] if ranked else None
+    return out
+
+
+def review_text(text: str, pack: RulePack) -> Any:
+    return review_document(load_text(text, "<size>"), pack)
+
+
+def _confirm(cand: Candidate, pack: RulePack) -> None:
+    """Review the first rows with the full rule pack until one has no error; rows before it
+    that fail are dropped with the failing rules named."""
+    failures = []
+    for row in list(cand.rows[:CONFIRM_TRIES]):
+        review = review_text(manifest_text(row), pack)
+        errors = [r for r in review.results if r.status == "fail" and r.severity == "error"]
+        if not errors:
+            row.confirmed = True
+            row.design["review"] = review.counts()
+            return
+        failures.append(f"{row.layout.text}: " + "; ".join(f"{r.rule_id} {r.message}" for r in errors[:3]))
+        cand.rows.remove(row)
+    if failures:
+        cand.dropped = "the review finds errors: " + " | ".join(failures)
+        cand.rows = []
+
+
+def overall_key(row: Row, goal: Goal) -> tuple:
+    """Across GPU models: the cheapest when prices are known (buy: purchase; rent: rent a
+    month), else the least power, else the fewest GPUs; ties by days."""
+    money = row.design.get("facts", {}).get("sizing_money", {})
+    price = money.get("rent") if goal.mode == "rent" else money.get("capex")
+    if price is None:
+        price = money.get("capex") if money.get("capex") is not None else money.get("rent")
+    it_kw = row.design.get("it_kw")
+    return (not row.confirmed, price is None, price or 0, it_kw is None, it_kw or 0, row.gpus, row.days, row.gpu, row.rank)
