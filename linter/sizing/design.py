@@ -89,7 +89,7 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
         manifest["procurement"] = procurement
 
     pool: dict[str, Any] = {"name": "gpu", "role": "compute", "count": row.nodes}
-    notes["node_pools[0].count"] = f"derived: fewest whole nodes for the deadline ({row.days:g} of {goal.days:g} days)"
+    notes["node_pools[0].count"] = f"derived: fewest whole nodes for the deadline ({row.seconds / 86400:.3g} of {goal.days:g} days)"
     system = catalog.systems.get(row.system) if row.system else None
     if system:
         pool["system"] = system["name"]

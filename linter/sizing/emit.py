@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._/+()x-]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._/+()@-]*$")
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -44,6 +44,11 @@ def _simple(value: Any) -> bool:
     return isinstance(value, (dict, list)) and len(_inline(value)) <= 100
 
 
+def _noted(notes: dict[str, str], path: str) -> bool:
+    """A note sits on a key inside `path`: write it as a block so the note has its own line."""
+    return any(k.startswith(path + ".") or k.startswith(path + "[") for k in notes)
+
+
 def _comment(notes: dict[str, str], path: str) -> str:
     note = notes.get(path)
     return f"  # {note}" if note else ""
@@ -56,7 +61,7 @@ def dump(data: dict[str, Any], notes: dict[str, str], header: list[str]) -> str:
         for key, value in node.items():
             at = f"{path}.{key}" if path else key
             pad = " " * indent
-            if isinstance(value, dict) and value and not (_simple(value) and at not in _BLOCK):
+            if isinstance(value, dict) and value and not (_simple(value) and at not in _BLOCK and not _noted(notes, at)):
                 lines.append(f"{pad}{key}:{_comment(notes, at)}")
                 mapping(value, indent + 2, at)
             elif isinstance(value, list) and value and any(isinstance(v, dict) for v in value):
@@ -69,7 +74,7 @@ def dump(data: dict[str, Any], notes: dict[str, str], header: list[str]) -> str:
         pad = " " * indent
         for i, item in enumerate(items):
             at = f"{path}[{i}]"
-            if isinstance(item, dict) and not _simple(item):
+            if isinstance(item, dict) and (not _simple(item) or _noted(notes, at)):
                 saved = len(lines)
                 mapping(item, indent + 2, at)
                 lines[saved] = pad + "- " + lines[saved][indent + 2:] + (
@@ -88,9 +93,10 @@ _BLOCK = {"plan", "plan.parallelism", "plan.model", "procurement", "network", "s
 def manifest_text(row: Any) -> str:
     """The manifest of a designed row, with its header."""
     lay = row.layout
+    when = f"{row.seconds / 3600:.1f} hours" if row.seconds < 86400 else f"{row.days:g} days"
     header = [
-        f"Sized by `hwlint size`: {row.gpus:,} x {row.gpu} ({row.nodes:,} nodes), "
-        f"t{lay.t} p{lay.p} d{lay.d} ZeRO-{lay.zero} recompute {lay.recompute}, about {row.days:g} days.",
+        f"Sized by `hwlint size`: {row.gpus:,} x {row.gpu} ({row.nodes:,} node{'s' if row.nodes != 1 else ''}), "
+        f"t{lay.t} p{lay.p} d{lay.d} ZeRO-{lay.zero} recompute {lay.recompute}, about {when}.",
         "'derived:' marks a value computed from the catalog, the review's facts and rules/policy.yaml;",
         "'chosen:' one the sizer picked where the goal did not say. Check it with `hwlint check`.",
         "Not decided here (the review lists them as to confirm): operations, backup, UPS, circuits, feeds.",

@@ -48,6 +48,7 @@ class Row:
     nodes: int
     layout: Layout
     days: float
+    seconds: float
     breakdown: dict[str, Any]
     memory_gb: float
     usable_gb: float
@@ -76,6 +77,7 @@ class Candidate:
     rows: list[Row] = field(default_factory=list)
     dropped: str = ""
     closest: str = ""
+    needed: int = 0  # GPUs it would take without --max-gpus (0: not computed)
 
 
 def plan_data(goal: Goal) -> dict[str, Any]:
@@ -233,6 +235,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
         f = facts_at(n)
         rows.append(Row(gpu=gpu_name, system=system, per_node=per_node, nodes=n // per_node,
                         layout=Layout(t, p, n // (t * p), zero, rc, mb), days=f["training"]["days"],
+                        seconds=f["training"]["seconds"],
                         breakdown=breakdown(f["training"]), memory_gb=f["memory"]["total_gb"],
                         usable_gb=f["memory"]["usable_gb"]))
     rows.sort(key=rank_key)
@@ -300,12 +303,12 @@ def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, per_node: int, 
         if least_memory is None:
             return "no layout could be assessed", ""
         need, usable, n = least_memory
-        return (f"memory: even on {n:,} GPUs with ZeRO-3 and full recompute each GPU needs {need:,.1f} GB, "
-                f"{usable:,.1f} GB usable", f"memory-bound at {limit}")
+        return (f"memory: even on {n:,} GPUs ({limit}) the leanest layout needs {need:,.1f} GB per GPU, "
+                f"{usable:,.1f} GB usable", "")
     days, n, shape = best_days
     t, p, zero, rc, mb = shape
-    return (f"time: the most it may use ({n:,} GPUs, within {limit}) still takes {days:,.1f} days, "
-            f"over the {goal.days:g}-day deadline", f"{n:,} GPUs t{t} p{p} d{n // (t * p)} z{zero} {rc}: {days:,.1f} days")
+    return (f"time: the most it may use ({n:,} GPUs, {limit}) still takes {days:,.1f} days, "
+            f"over the {goal.days:g}-day deadline", "")
 
 
 def candidates(goal: Goal) -> tuple[list[str], list[tuple[str, str]]]:

@@ -60,6 +60,13 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
             cand.dropped = cand.rows[0].problem  # the least GPUs could not be built: the same limit binds the rest
         cand.rows = kept
         _confirm(cand, pack)
+        if not cand.rows and goal.max_gpus and cap < SEARCH_CAP and not cand.dropped.startswith(("does not", "the catalog")):
+            free = search_gpu(goal, name, policy, SEARCH_CAP, 1)  # what it would take without the cap
+            if free.rows:
+                r = free.rows[0]
+                cand.closest = (f"{r.gpus:,} x {name} ({r.layout.text}) would meet it in about {r.days:g} days; "
+                                f"--max-gpus allows {goal.max_gpus:,}")
+                cand.needed = r.gpus
         for i, row in enumerate(cand.rows, 1):
             row.rank = i
         out.results.append(cand)

@@ -29,6 +29,17 @@ def _money(row: Row) -> str:
     return "; ".join(parts) or "no price"
 
 
+def days(row: Row) -> str:  # noqa: D401
+    """The time fact's days; under a day, hours (the fact rounds days to one decimal)."""
+    if row_hours(row):
+        return f"{fmt(row.seconds / 3600, 1)} h"
+    return _n(row.days)
+
+
+def row_hours(row: Row) -> bool:
+    return row.seconds < 86400
+
+
 def cells(row: Row) -> list[str]:
     lay, d = row.layout, row.design
     sw = d.get("switches") or {}
@@ -42,7 +53,7 @@ def cells(row: Row) -> list[str]:
     racks = d.get("racks")
     return [
         str(row.rank), fmt(row.gpus, 0), fmt(row.nodes, 0), f"{lay.t}/{lay.p}/{lay.d}", str(lay.zero), lay.recompute,
-        str(lay.mb), _n(row.days), f"{_n(row.memory_gb)}/{_n(row.usable_gb)}",
+        str(lay.mb), days(row), f"{_n(row.memory_gb)}/{_n(row.usable_gb)}",
         _n(d.get("nics_per_gpu")) if row.nodes > 1 else "-", fabric,
         _n(st.get("capacity_tb"), 0), f"{_n(st.get('read_gb_s'))}/{_n(st.get('write_gb_s'))}",
         _n(d.get("checkpoint_tb"), 2), _n(d.get("checkpoint_minutes")), _n(d.get("it_kw")),
@@ -91,13 +102,13 @@ def render(result: Sizing) -> str:
     out.append("")
     if result.best is None:
         out.append("No configuration meets it.")
-        near = [(c.gpu, c.closest) for c in result.results if c.closest]
-        for name, closest in near:
-            out.append(f"  closest on {name}: {closest}")
+        near = sorted((c for c in result.results if c.closest), key=lambda c: (c.needed or 0, c.gpu))
+        if near:
+            out.append(f"Closest: {near[0].closest}; what limits it: {near[0].dropped}.")
         out.append("Give more days, fewer tokens, a smaller model, or allow more GPUs (--max-gpus) or power.")
     else:
         best = result.best
-        out.append(f"Best: {best.ident} ({fmt(best.gpus, 0)} x {best.gpu}, {_n(best.days)} days); "
+        out.append(f"Best: {best.ident} ({fmt(best.gpus, 0)} x {best.gpu}, {days(best) if row_hours(best) else days(best) + ' days'}); "
                    "write it with --write cluster.hw.yaml (another row: --choose MODEL#N).")
     return "\n".join(out) + "\n"
 

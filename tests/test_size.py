@@ -1,0 +1,194 @@
+"""`hwlint size`: from a training goal to a manifest that `hwlint check` passes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+GPT3 = ["--params", "175", "--layers", "96", "--hidden", "12288", "--heads", "96", "--seq", "2048"]
+LLAMA7B = ["--params", "7", "--layers", "32", "--hidden", "4096", "--heads", "32"]
+ONE_T = ["--params", "1000", "--layers", "128", "--hidden", "25600", "--heads", "160", "--seq", "2048"]
+SEVENTY_B = ["--params", "70", "--layers", "80", "--hidden", "8192", "--heads", "64", "--seq", "4096"]
+
+# Megatron-LM measured 140 TFLOP/s per A100 (312 dense bf16) for GPT-3 175B with full recompute,
+# i.e. 8PD FLOPs per step; the review's time model counts 6PD (MFU), so the same run is
+# 140 * 6/8 / 312 = 33.65% MFU [narayanan-2021] §5.1.
+MEGATRON_MFU = "mfu=0.3365"
+
+
+def size_json(hwlint, *args: str) -> dict:
+    run = hwlint("size", *args, "--format", "json")
+    assert run.code in (0, 1), run.err
+    return json.loads(run.out)
+
+
+def best_row(report: dict) -> dict:
+    return next(r for m in report["models"] for r in m["rows"] if r["id"] == report["best"])
+
+
+def test_gpt3_175b_in_34_days_points_to_about_1000_a100s(hwlint):
+    # Narayanan et al. 2021 (Megatron-LM), §5.1: GPT-3 175B on 300B tokens trains in about 34
+    # days on 1,024 A100 GPUs at 140 TFLOP/s per GPU.
+    report = size_json(hwlint, *GPT3, "--tokens", "300", "--days", "34", "--gpu", "A100-SXM4-80GB", "--policy", MEGATRON_MFU)
+    row = best_row(report)
+    assert 950 <= row["gpus"] <= 1100
+    assert row["days"] <= 34
+    assert row["tensor"] <= 8  # tensor parallelism stays inside the 8-GPU NVSwitch node
+    assert row["reviewed"] and row["review"]["fail"] >= 0
+
+
+def test_7b_fine_tune_points_to_one_8_gpu_node(hwlint):
+    # Stanford Alpaca (Taori et al., 2023, crfm.stanford.edu/2023/03/13/alpaca.html): "Fine-tuning
+    # a 7B LLaMA model took 3 hours on 8 80GB A100s"; 52K demonstrations, 3 epochs, at most 512
+    # tokens each: at most 0.08B tokens.
+    report = size_json(hwlint, *LLAMA7B, "--seq", "512", "--tokens", "0.08", "--days", "0.125",
+                       "--goal", "finetune", "--gpu", "A100-SXM4-80GB")
+    row = best_row(report)
+    assert row["nodes"] == 1 and row["gpus"] == 8
+    assert row["switches"] is None  # one node: no inter-node fabric
+
+
+GRID = [
+    ("7B fine-tune, one node", [*LLAMA7B, "--seq", "2048", "--tokens", "1", "--days", "2", "--goal", "finetune",
+                                "--gpu", "H100-SXM5-80GB"]),
+    ("70B on 2T tokens in 120 days, 55 kW racks", [*SEVENTY_B, "--tokens", "2000", "--days", "120", "--rack-kw", "55",
+                                                   "--gpu", "H100-SXM5-80GB", "--dataset-tb", "60", "--dataset-tokens", "2000"]),
+    ("34B on 1.5T tokens in 60 days on B200, capped facility", ["--params", "34", "--layers", "48", "--hidden", "8192",
+                                                                 "--heads", "64", "--seq", "4096", "--tokens", "1500",
+                                                                 "--days", "60", "--gpu", "B200-SXM-180GB", "--rack-kw", "40",
+                                                                 "--facility-kw", "1000"]),
+    ("GPT-3 on A100 80GB", [*GPT3, "--tokens", "300", "--days", "34", "--gpu", "A100-SXM4-80GB", "--rack-kw", "50"]),
+    ("1T on 450B tokens, every GPU", [*ONE_T, "--tokens", "450", "--days", "84", "--rack-kw", "60", "--dataset-tb", "200"]),
+    ("13B fine-tune on MI300X (no catalog server)", ["--params", "13", "--layers", "40", "--hidden", "5120", "--heads", "40",
+                                                     "--seq", "4096", "--tokens", "2", "--days", "3", "--goal", "finetune",
+                                                     "--gpu", "MI300X"]),
+]
+
+
+@pytest.mark.parametrize("name,args", GRID, ids=[g[0] for g in GRID])
+def test_what_size_writes_passes_check(hwlint, tmp_path, name, args):
+    out = tmp_path / "cluster.hw.yaml"
+    run = hwlint("size", *args, "--write", out)
+    assert run.code == 0, run.out + run.err
+    text = out.read_text()
+    assert "# derived:" in text and "node_pools:" in text
+    check = hwlint("check", out)
+    assert check.code == 0, check.out  # no error
+    assert " error " not in check.out
+
+
+def test_over_buying_is_said_with_the_sizers_own_time_model(hwlint, tmp_path):
+    # Size 70B for 60 days, then give the same cluster 120 days: the review's GPU008 names the
+    # node count the sizer finds for 120 days (both invert the one time fact).
+    short = tmp_path / "short.hw.yaml"
+    assert hwlint("size", *SEVENTY_B, "--tokens", "2000", "--days", "60", "--gpu", "H100-SXM5-80GB", "--write", short).code == 0
+    long_nodes = best_row(size_json(hwlint, *SEVENTY_B, "--tokens", "2000", "--days", "120", "--gpu", "H100-SXM5-80GB"))["nodes"]
+    relaxed = tmp_path / "relaxed.hw.yaml"
+    relaxed.write_text(short.read_text().replace("target_duration_days: 60", "target_duration_days: 120"))
+    check = hwlint("check", relaxed)
+    line = next(l for l in check.out.splitlines() if "GPU008" in l)
+    assert "of 120 days" in line and f"({long_nodes} nodes like these)" in line
+
+
+def test_impossible_goal_names_the_closest_and_the_limit(hwlint):
+    run = hwlint("size", *ONE_T, "--tokens", "450", "--days", "1", "--max-gpus", "8")
+    assert run.code == 1
+    assert "No configuration meets it." in run.out
+    closest = next(l for l in run.out.splitlines() if l.startswith("Closest:"))
+    assert "--max-gpus allows 8" in closest and "memory" in closest
+    assert "V100-SXM2-32GB: does not support bf16" in run.out
+
+
+def test_time_limited_goal_says_time(hwlint):
+    run = hwlint("size", *SEVENTY_B, "--tokens", "2000", "--days", "10", "--max-gpus", "64", "--gpu", "H100-SXM5-80GB")
+    assert run.code == 1
+    assert "H100-SXM5-80GB: time:" in run.out and "over the 10-day deadline" in run.out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--params", "-7", "--layers", "32", "--hidden", "4096", "--heads", "32", "--seq", "512", "--tokens", "1", "--days", "1"],
+     "--params: must be more than 0"),
+    ([*LLAMA7B, "--seq", "512", "--days", "1"], "the goal needs --tokens"),
+    ([*LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "0"], "--days: must be more than 0"),
+    (["--params", "7", "--layers", "32", "--hidden", "4096", "--heads", "30", "--seq", "512", "--tokens", "1", "--days", "1"],
+     "not a multiple of the 30 attention heads"),
+    ([*LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "1", "--gpu", "H100-SXM5-80G"], 'did you mean "H100-SXM5-80GB"'),
+    ([*LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "1", "--policy", "mfuu=0.5"], 'did you mean "mfu"'),
+    ([*LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "1", "--policy", "mfu=lots"], "expected NAME=NUMBER"),
+    ([*LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "1", "--max-gpus", "0"], "--max-gpus: must be at least 1"),
+    ([*LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "1", "--choose", "H100#9"], "--choose H100#9: no such row"),
+])
+def test_nonsense_is_a_usage_error(hwlint, args, message):
+    run = hwlint("size", *args)
+    assert run.code == 2
+    assert message in run.err
+    assert "Traceback" not in run.err
+
+
+def test_output_is_identical_on_every_run(hwlint):
+    args = [*ONE_T, "--tokens", "450", "--days", "84", "--rack-kw", "60"]
+    first, second = hwlint("size", *args), hwlint("size", *args)
+    assert first.code == 0 and first.out == second.out
+    for gpu in ("H100-SXM5-80GB", "B200-SXM-180GB", "MI300X", "A100-SXM4-40GB"):
+        assert f"\n{gpu} (" in first.out  # a table per GPU model
+    assert "RTX-4090: a consumer part" in first.out
+
+
+def test_a_draft_manifest_gives_the_goal_and_keeps_its_own_values(hwlint, tmp_path):
+    draft = tmp_path / "draft.hw.yaml"
+    draft.write_text(
+        "manifest_version: 1\nname: orion-34b\nowner: ml@example.com\n"
+        "plan:\n  goal: pretrain\n  model: {parameters_billion: 34, layers: 48, hidden_size: 8192, attention_heads: 64,"
+        " sequence_length: 4096}\n  training_tokens_billion: 1500\n  target_duration_days: 60\n"
+        "  dataset: {size_tb: 40, tokens_billion: 1500}\n"
+        "node_pools:\n  - {name: gpu, count: 1, system: DGX-H100}\n"
+        "facility:\n  racks:\n    - {name: r, count: 1, power_budget_kw: 45}\n"
+        "operations: {monitoring: true, failure_recovery_plan: true, burn_in_test: true}\n"
+    )
+    out = tmp_path / "cluster.hw.yaml"
+    run = hwlint("size", draft, "--write", out)
+    assert run.code == 0, run.err
+    assert "H100-SXM5-80GB (DGX-H100)" in run.out and "B200" not in run.out  # the draft's GPU only
+    text = out.read_text()
+    assert "name: orion-34b" in text and "owner: ml@example.com" in text and "monitoring: true" in text
+    assert "power_budget_kw: 45" in text
+    check = hwlint("check", "-v", out)
+    assert check.code == 0, check.out
+    assert "pending" in check.out  # -v lists what is still to confirm ...
+    assert not re.search(r"\b(STO001|STO002|STO003|OPS002|PWR002)\b \w+ ?pending", check.out)  # ... and these are decided
+    # flags win over the draft
+    faster = hwlint("size", draft, "--days", "30", "--format", "json")
+    assert json.loads(faster.out)["goal"]["days"] == 30
+
+
+def test_draft_without_a_plan_is_a_usage_error(hwlint, tmp_path):
+    draft = tmp_path / "draft.hw.yaml"
+    draft.write_text("manifest_version: 1\nname: x\n")
+    run = hwlint("size", draft)
+    assert run.code == 2 and "the draft has no plan: section" in run.err
+
+
+def test_prices_give_money_and_quotes_that_check_reads(hwlint, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("currency: USD\nprices:\n"
+                      "  - {item: DGX-H100, purchase: 400000, rental_per_month: 18000, vendor: Example, quote_date: 2026-11-20,"
+                      " lead_time_weeks: 8}\n")
+    out = tmp_path / "cluster.hw.yaml"
+    run = hwlint("size", *SEVENTY_B, "--tokens", "2000", "--days", "120", "--gpu", "H100-SXM5-80GB", "--mode", "buy",
+                 "--prices", prices, "--write", out)
+    assert run.code == 0, run.err
+    report = size_json(hwlint, *SEVENTY_B, "--tokens", "2000", "--days", "120", "--gpu", "H100-SXM5-80GB", "--mode", "buy",
+                       "--prices", prices)
+    row = best_row(report)
+    assert row["money"]["capex"] == 400000 * row["nodes"] and row["money"]["currency"] == "USD"
+    assert f"{row['nodes']}x DGX-H100" in out.read_text()
+    assert hwlint("check", out).code == 0
+
+
+def test_bad_price_file_is_a_usage_error(hwlint, tmp_path):
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("currency: dollars\nprices: []\n")
+    run = hwlint("size", *LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "1", "--prices", prices)
+    assert run.code == 2 and "three-letter code" in run.err
