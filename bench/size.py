@@ -23,8 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Megatron-LM's 1T configuration (Narayanan et al. 2021, Table 1): 128 layers, hidden 25,600,
-# 160 heads, sequence 2,048; 450B tokens in 84 days; every catalog data-centre GPU.
-GOAL = ["--params", "1000", "--layers", "128", "--hidden", "25600", "--heads", "160", "--seq", "2048",
+# 160 heads, sequence 2,048, global batch 3,072; 450B tokens in 84 days; every catalog data-centre GPU.
+GOAL = ["--params", "1000", "--layers", "128", "--hidden", "25600", "--heads", "160", "--seq", "2048", "--global-batch", "3072",
         "--tokens", "450", "--days", "84", "--rack-kw", "60", "--dataset-tb", "200"]
 
 

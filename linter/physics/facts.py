@@ -567,7 +567,8 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
             return False
 
     step = math.lcm(gpus_per_node, group)
-    found = physics.smallest_meeting(meets, math.ceil(gpus_total * result["total"] / limit), step)
+    guess = math.ceil(gpus_total * result["total"] / limit) if result["total"] != float("inf") else gpus_total
+    found = physics.smallest_meeting(meets, guess, step)
     out["gpus_for_target"] = found
     out["nodes_for_target"] = None if found is None else found // gpus_per_node
     return out
@@ -761,8 +762,15 @@ def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
     pool: the part of `derive` a layout search calls thousands of times (the same code, without
     power, fabric, storage and money)."""
     pools = data["node_pools"]
-    counts = _counts(data, pools, [0])
-    return {"memory": _memory(data, 0, policy), "training": _training(data, 0, counts["gpus_total"], policy)}
+    facts: dict[str, Any] = {"policy": policy}
+    facts.update(_counts(data, pools, [0]))
+    cfg = plan_settings(data)
+    facts["memory"] = _memory(data, 0, policy, cfg)
+    facts["link"] = _link(data, 0)
+    facts["fabric"] = _fabric(data, pools)
+    facts["nics"] = _nics(data, 0)
+    facts["training"] = _training(data, 0, facts, policy, cfg)
+    return facts
 
 
 # Top-level fact names rules may read (checked when a rule pack loads).

@@ -16,7 +16,7 @@ from linter.manifest.loader import Document
 from linter.physics import formulas as physics
 from linter.physics.facts import Unknown, derive
 from linter.sizing.goal import Goal
-from linter.sizing.search import Row, plan_data
+from linter.sizing.search import Row, chosen_nics, has_compute_nics, node_shape, plan_data
 
 PROBE = 1000.0  # a round capacity used to read a policy margin off the facts (limit = capacity less headroom)
 
@@ -99,6 +99,11 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
     else:
         pool["gpu"] = {"model": row.gpu, "count": row.per_node}
         notes["node_pools[0].gpu"] = "chosen: no catalog server for this GPU; give the server's power, RAM, disks"
+    if row.nodes > 1 and not has_compute_nics(node_shape(row.gpu)[1]):
+        pool["nics"] = [{**nic, "fabric": "compute"} for nic in chosen_nics(row.per_node, policy)]
+        nic = pool["nics"][0]
+        notes["node_pools[0].nics"] = (f"chosen: {nic['count'] // row.per_node} x {nic['rate_gbps']:g} Gb/s per GPU "
+                                       f"(policy pretrain_gbps_per_gpu {policy['pretrain_gbps_per_gpu']:g})")
     manifest["node_pools"] = [pool]
 
     probe = facts_of(manifest, policy)
@@ -144,17 +149,9 @@ def _network(goal: Goal, row: Row, manifest: dict, notes: dict, probe: dict, pol
     catalog = load_catalog()
     pool = manifest["node_pools"][0]
     nics = probe["nics"]
-    if _known(nics.get("per_node")) and nics["per_node"] and _known(nics.get("min_rate_gbps")):
-        per_node, rate = nics["per_node"], nics["min_rate_gbps"]
-    else:  # no NICs known for this server: one port per GPU at the policy's per-GPU bandwidth
-        nic = catalog.nics["ConnectX-7"]
-        rate = nic["max_port_rate_gbps"]
-        per_gpu = max(1, math.ceil(policy["pretrain_gbps_per_gpu"] / rate))
-        per_node = per_gpu * row.per_node
-        pool["nics"] = [{"model": nic["name"], "count": per_node, "rate_gbps": rate, "kind": "infiniband",
-                         "purpose": "compute", "fabric": "compute"}]
-        notes["node_pools[0].nics"] = (f"chosen: {per_gpu} x {rate:g} Gb/s per GPU "
-                                       f"(policy pretrain_gbps_per_gpu {policy['pretrain_gbps_per_gpu']:g})")
+    if not (_known(nics.get("per_node")) and nics["per_node"] and _known(nics.get("min_rate_gbps"))):
+        raise Infeasible("no compute NICs known for this server")
+    per_node, rate = nics["per_node"], nics["min_rate_gbps"]
     switches = sorted((s for s in catalog.switches.values() if s.get("kind") == "infiniband" and s["port_rate_gbps"] >= rate),
                       key=lambda s: (s["port_rate_gbps"], -s["ports"], s["name"]))
     if not switches:
@@ -246,8 +243,8 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     for the policy's checkpoint minutes."""
     kind = "parallel-fs" if multi else "local-nvme"
     probe_tier = {"name": "scratch", "kind": kind, "capacity_tb": PROBE, "read_gb_s": PROBE, "write_gb_s": 1.0}
-    manifest["storage"] = {"tiers": [probe_tier],
-                           "checkpoint": {"retained": goal.keep_checkpoints, "tier": "scratch"}}
+    checkpoint = {"interval_minutes": goal.checkpoint_minutes, "retained": goal.keep_checkpoints, "tier": "scratch"}
+    manifest["storage"] = {"tiers": [probe_tier], "checkpoint": dict(checkpoint)}
     f = facts_of(manifest, policy)
     st = f["storage"]
     ckpt_tb = f["checkpoint_tb"]
@@ -275,12 +272,14 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     if goal.dataset_tb and goal.dataset_tb > policy["cold_tier_dataset_tb"]:
         tiers.append({"name": "archive", "kind": "object", "capacity_tb": _up(goal.dataset_tb, 0)})
         notes["storage.tiers[1]"] = f"derived: dataset above {policy['cold_tier_dataset_tb']:g} TB (STO005)"
-    manifest["storage"] = {"tiers": tiers, "checkpoint": {"retained": goal.keep_checkpoints, "tier": "scratch"}}
+    manifest["storage"] = {"tiers": tiers, "checkpoint": checkpoint}
+    if any(c.startswith("a checkpoint every") for c in goal.chosen):
+        notes["storage.checkpoint.interval_minutes"] = "chosen: the goal did not say (the time model counts restarts)"
     draft_storage = goal.draft.get("storage") or {}
     for key in ("backup",):
         if key in draft_storage:
             manifest["storage"][key] = draft_storage[key]
-    for key in ("interval_minutes", "restore_rehearsed"):
+    for key in ("restore_rehearsed",):
         if key in (draft_storage.get("checkpoint") or {}):
             manifest["storage"]["checkpoint"][key] = draft_storage["checkpoint"][key]
     row.design["storage"] = tier

@@ -16,7 +16,7 @@ from linter.manifest.validate import suggest
 
 GOALS = ("pretrain", "continued-pretrain", "finetune", "experiment")
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
-OPTIMIZERS = ("adam", "adamw", "sgd", "adafactor", "lion")
+OPTIMIZERS = ("adam", "adamw", "adamw-8bit", "sgd", "adafactor", "lion")
 
 
 class GoalError(Exception):
@@ -61,6 +61,8 @@ class Goal:
     prices: dict[str, Price] = field(default_factory=dict)  # catalog system or GPU name -> price per node
     policy: dict[str, float] = field(default_factory=dict)  # overrides of rules/policy.yaml
     keep_checkpoints: int = 2
+    checkpoint_minutes: float = 60.0
+    fixed: dict[str, Any] = field(default_factory=dict)  # layout parts the goal fixes: tensor, pipeline, zero_stage, activation_recompute, micro_batch_size
     draft: dict[str, Any] = field(default_factory=dict)  # the partial manifest, as given
     draft_path: str | None = None
 
@@ -81,12 +83,14 @@ FIELDS = {
     "dataset_tb": ("dataset_tb", float, "plan.dataset.size_tb"),
     "dataset_tokens": ("dataset_tokens_b", float, "plan.dataset.tokens_billion"),
     "start_date": ("start_date", str, "plan.start_date"),
+    "checkpoint_minutes": ("checkpoint_minutes", float, "storage.checkpoint.interval_minutes"),
     "rack_kw": ("rack_kw", float, "facility.racks[0].power_budget_kw"),
     "facility_kw": ("facility_kw", float, "facility.it_capacity_kw"),
     "mode": ("mode", str, "procurement.mode"),
 }
-REQUIRED = ("params", "layers", "hidden", "heads", "seq", "tokens", "days")
-DEFAULTS = {"goal": "pretrain", "precision": "bf16", "optimizer": "adamw"}
+REQUIRED = ("params", "layers", "hidden", "heads", "seq", "tokens", "days", "global_batch")
+DEFAULTS = {"goal": "pretrain", "precision": "bf16", "optimizer": "adamw", "checkpoint_minutes": 60.0}
+_SAID = {"checkpoint_minutes": "a checkpoint every 60 minutes (the time model counts the work lost at each restart)"}
 
 
 def _flag(name: str) -> str:
@@ -128,14 +132,15 @@ def from_inputs(options: dict[str, Any], draft: dict[str, Any] | None, draft_pat
     missing = [n for n in REQUIRED if n not in values]
     if missing:
         flags = ", ".join(_flag(n) for n in missing)
-        raise GoalError(f"the goal needs {flags} (the model's size and shape, the tokens in billions and the deadline in days); "
+        raise GoalError(f"the goal needs {flags} (the model's size and shape, the tokens in billions, the deadline in days "
+                        "and the global batch in sequences, which sets the pipeline bubble and the data-parallel traffic); "
                         "give them as flags or in a draft manifest's plan: section")
     chosen = []
     for name, default in DEFAULTS.items():
         if name not in values:
             values[name] = default
-            chosen.append(f"{name} {default} (give {_flag(name)} to change)")
-    for name in ("params", "tokens", "days", "dataset_tb", "dataset_tokens", "rack_kw", "facility_kw"):
+            chosen.append(f"{_SAID.get(name, f'{name} {default}')} (give {_flag(name)} to change)")
+    for name in ("params", "tokens", "days", "dataset_tb", "dataset_tokens", "rack_kw", "facility_kw", "checkpoint_minutes"):
         if name in values and not values[name] > 0:
             raise GoalError(f"{where[name]}: must be more than 0, got {values[name]:g}")
     for name in ("layers", "hidden", "heads", "seq", "global_batch"):
@@ -169,8 +174,39 @@ def from_inputs(options: dict[str, Any], draft: dict[str, Any] | None, draft_pat
         goal.keep_checkpoints = int(_at(draft, "storage.checkpoint.retained"))
     else:
         goal.chosen.append(f"{goal.keep_checkpoints} checkpoints kept on the checkpoint tier (give --keep-checkpoints to change)")
+    goal.fixed = _fixed(options, draft, draft_path)
     goal.policy = _policy(options.get("policy") or (), draft.get("policy") or {}, policy_defaults, draft_path)
     return goal
+
+
+LAYOUT = {"tensor": "plan.parallelism.tensor", "pipeline": "plan.parallelism.pipeline",
+          "zero_stage": "plan.parallelism.zero_stage", "activation_recompute": "plan.parallelism.activation_recompute",
+          "micro_batch_size": "plan.micro_batch_size"}
+
+
+def _fixed(options: dict[str, Any], draft: dict, draft_path: str | None) -> dict[str, Any]:
+    """Layout parts the flags (--tensor, --pipeline, --zero, --recompute, --micro-batch) or the
+    draft's plan fix; the search varies only the rest."""
+    out = {}
+    flags = {"tensor": "tensor", "pipeline": "pipeline", "zero_stage": "zero", "activation_recompute": "recompute",
+             "micro_batch_size": "micro_batch"}
+    for key, path in LAYOUT.items():
+        value = options.get(flags[key])
+        where = _flag(flags[key])
+        if value is None and draft:
+            value, where = _at(draft, path), f"{draft_path}: {path}"
+        if value is None:
+            continue
+        if key == "activation_recompute":
+            if value not in ("none", "selective", "full"):
+                raise GoalError(f"{where}: {value!r} is not one of none, selective, full")
+        elif key == "zero_stage":
+            if value not in (0, 1, 2, 3):
+                raise GoalError(f"{where}: ZeRO stage is 0, 1, 2 or 3, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GoalError(f"{where}: must be a whole number of at least 1, got {value!r}")
+        out[key] = value
+    return out
 
 
 def _draft_gpus(draft: dict) -> list[str] | None:

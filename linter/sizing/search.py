@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linter.manifest.catalog import _spec, load_catalog
+from linter.manifest.loader import plain_copy
 from linter.physics import formulas as physics
 from linter.physics.facts import Unknown, layout_facts
 from linter.sizing.goal import Goal
@@ -21,7 +22,7 @@ from linter.sizing.goal import Goal
 RECOMPUTE = ("none", "selective", "full")
 MICRO_BATCHES = (1, 2, 4, 8)
 MAX_PIPELINE = 128
-SEARCH_CAP = 1_000_000  # GPUs: beyond every plan the catalog could describe
+SEARCH_CAP = 100_000  # GPUs: above the largest published training clusters; restarts make more GPUs slower well before it
 ASSUMED_PER_NODE = 8  # servers for a GPU with no catalog system: the common 8-GPU board (an assumption, said so)
 TP_LINKS = ("nvlink", "nvswitch", "infinity-fabric")  # the link kinds LNK001 accepts for tensor parallelism
 
@@ -81,10 +82,18 @@ class Candidate:
 
 
 def plan_data(goal: Goal) -> dict[str, Any]:
+    """The plan the sizer searches with: the draft's own plan (MoE, fine-tuning method, GQA,
+    attention kernel and every other field it gives) under the goal's values."""
+    draft_plan = plain_copy(goal.draft.get("plan") or {})
+    draft_plan.pop("parallelism", None)
+    draft_plan.pop("micro_batch_size", None)
+    model = {**(draft_plan.get("model") or {}),
+             "parameters_billion": goal.params_b, "layers": goal.layers, "hidden_size": goal.hidden,
+             "attention_heads": goal.heads, "sequence_length": goal.seq}
     plan: dict[str, Any] = {
+        **draft_plan,
         "goal": goal.goal,
-        "model": {"parameters_billion": goal.params_b, "layers": goal.layers, "hidden_size": goal.hidden,
-                  "attention_heads": goal.heads, "sequence_length": goal.seq},
+        "model": model,
         "precision": goal.precision,
         "optimizer": goal.optimizer,
         "training_tokens_billion": goal.tokens_b,
@@ -97,6 +106,20 @@ def plan_data(goal: Goal) -> dict[str, Any]:
     if goal.start_date:
         plan["start_date"] = goal.start_date
     return plan
+
+
+def chosen_nics(per_node: int, policy: dict[str, float]) -> list[dict[str, Any]]:
+    """Compute NICs for a server the catalog gives none for: ConnectX-7 ports at their top rate,
+    enough per GPU for the policy's pretraining bandwidth (NET005)."""
+    nic = load_catalog().nics["ConnectX-7"]
+    rate = nic["max_port_rate_gbps"]
+    per_gpu = max(1, math.ceil(policy["pretrain_gbps_per_gpu"] / rate))
+    return [{"model": nic["name"], "count": per_gpu * per_node, "rate_gbps": rate, "kind": "infiniband",
+             "purpose": "compute", "gpudirect_rdma": nic.get("gpudirect_rdma")}]
+
+
+def has_compute_nics(spec: dict[str, Any]) -> bool:
+    return any(n.get("purpose", "compute") in ("compute", "converged") and n.get("rate_gbps") for n in spec.get("nics") or [])
 
 
 def node_shape(gpu_name: str) -> tuple[str | None, dict[str, Any], int, list[str]]:
@@ -147,8 +170,11 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
         cand.dropped = f"the catalog has no dense {goal.precision} TFLOPS figure, so its time to train is unknown"
         return cand
     plan = plan_data(goal)
-    pool: dict[str, Any] = {"name": "gpu", "count": 1, "gpu": gpu}
-    data = {"plan": plan, "node_pools": [pool]}
+    del plan["target_duration_days"]
+    pool: dict[str, Any] = {"name": "gpu", "count": 1, **spec}
+    if not has_compute_nics(spec):
+        pool["nics"] = chosen_nics(per_node, policy)
+    data = {"plan": plan, "node_pools": [pool], "storage": {"checkpoint": {"interval_minutes": goal.checkpoint_minutes}}}
 
     def at(layout: tuple, n: int) -> dict[str, Any]:
         t, p, zero, recompute, mb = layout
@@ -162,9 +188,9 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
         m = f["memory"]
         return not isinstance(m["total_gb"], Unknown) and m["total_gb"] <= m["usable_gb"]
 
-    def meets(f: dict) -> bool:
-        tr = f["training"]
-        return not isinstance(tr["days"], Unknown) and tr["days"] <= tr["target_days"]
+    def meets(f: dict) -> bool:  # GPU006's comparison; the target stays out of the search data (no GPU008 inside)
+        days = f["training"]["days"]
+        return not isinstance(days, Unknown) and days <= goal.days
 
     def batch_ok(layout: tuple, n: int) -> bool:
         t, p, _, _, mb = layout
@@ -173,12 +199,19 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
     # Ordered so that, for each (t, p, mb), less ZeRO and less recompute come first: neither ever
     # makes a step faster, so once a (zero, rc) meets the deadline with memory to spare (time-bound),
     # every layout with at least that ZeRO stage and that much recompute is dominated and skipped.
+    fixed = goal.fixed
     shapes = [(t, p, zero, rc, mb)
-              for t in tensor_degrees(spec, per_node, goal)
-              for p in pipeline_degrees(goal.layers) if t * p <= cap
-              for mb in MICRO_BATCHES
+              for t in tensor_degrees(spec, per_node, goal) if fixed.get("tensor", t) == t
+              for p in pipeline_degrees(goal.layers) if t * p <= cap and fixed.get("pipeline", p) == p
+              for mb in ((fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES)
               for zero in ((0, 1, 2, 3) if p == 1 else (0, 1))  # DeepSpeed's pipeline engine takes ZeRO 0-1 only
-              for rc in RECOMPUTE]
+              if fixed.get("zero_stage", zero) == zero
+              for rc in RECOMPUTE if fixed.get("activation_recompute", rc) == rc]
+    if not shapes:
+        cand.dropped = ("no layout has " + ", ".join(f"{k} {v}" for k, v in fixed.items())
+                        + f" (tensor parallelism up to {max(tensor_degrees(spec, per_node, goal))} here; pipeline must divide "
+                        f"the {goal.layers} layers)")
+        return cand
     guess = per_node
     too_big: set[tuple] = set()  # (t, p, zero, rc) whose smaller micro-batch already missed memory
     bound: dict[tuple, list[tuple[int, int]]] = {}  # (t, p, mb) -> time-bound (zero, rc index) points
@@ -209,13 +242,14 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
         if not fits(facts_at(top_n)):  # more GPUs than the limit would be needed to hold it
             too_big.add(key)  # and a larger micro-batch needs more still
             continue
-        if not meets(facts_at(top_n)):
-            continue
         first = facts_at(max(step, -(-guess // step) * step))
-        if not isinstance(first["training"]["days"], Unknown) and first["training"]["days"] > 0:
+        first_days = first["training"]["days"]
+        if not isinstance(first_days, Unknown) and 0 < first_days < 1e8 and math.isfinite(first_days):
             n0 = max(step, -(-guess // step) * step)  # time ~ 1/n is the guess only; the facts decide
-            guess = math.ceil(n0 * first["training"]["days"] / goal.days)
+            guess = min(math.ceil(n0 * first_days / goal.days), limit)
         n_time = physics.smallest_meeting(lambda n: meets(facts_at(n)), guess, step, limit)
+        if n_time is None and guess > step:  # time is not monotone (restarts grow with the GPUs): from the bottom
+            n_time = physics.smallest_meeting(lambda n: meets(facts_at(n)), step, step, limit)
         if n_time is None:
             continue
         n = n_time
@@ -284,21 +318,38 @@ def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, per_node: int, 
             policy: dict[str, float]) -> tuple[str, str]:
     """Why no layout of this GPU meets the goal, and the nearest miss."""
     best_days: tuple[float, int, tuple] | None = None
+    needs: set[str] = set()
     least_memory: tuple[float, float, int] | None = None
     for shape in shapes:
+        if shape[4] != MICRO_BATCHES[0]:
+            continue
         step = math.lcm(shape[0] * shape[1], per_node)
         if step > cap:
             continue
         n = cap // step * step
         f = at(shape, n)
-        mem, days = f["memory"], f["training"]["days"]
-        if fits(f) and not isinstance(days, Unknown):
-            if best_days is None or days < best_days[0]:
-                best_days = (days, n, shape)
-        elif not isinstance(mem["total_gb"], Unknown):
-            if least_memory is None or mem["total_gb"] < least_memory[0]:
+        mem = f["memory"]
+        if not fits(f):
+            if not isinstance(mem["total_gb"], Unknown) and (least_memory is None or mem["total_gb"] < least_memory[0]):
                 least_memory = (mem["total_gb"], mem["usable_gb"], n)
-    limit = f"--max-gpus {goal.max_gpus}" if goal.max_gpus else f"{cap:,} GPUs"
+            continue
+        # Time is not monotone in the GPU count (restarts grow with it): try a ladder of sizes.
+        k = n
+        while k >= step:
+            f = at(shape, k)
+            days = f["training"]["days"]
+            if isinstance(days, Unknown):
+                needs.update(days.needs)
+            if fits(f) and not isinstance(days, Unknown) and (best_days is None or days < best_days[0]):
+                best_days = (days, k, shape)
+            k = (k // 2) // step * step
+    limit = f"--max-gpus {goal.max_gpus}" if goal.max_gpus == cap else f"{cap:,} GPUs"
+    unknown = ""
+    if needs:
+        unknown = ("; layouts that need it have no time estimate: the catalog lacks "
+                   + ", ".join(sorted(n.replace("node_pools[0].", "") for n in needs)))
+    if best_days is None and needs:
+        return "time unknown" + unknown, ""
     if best_days is None:
         if least_memory is None:
             return "no layout could be assessed", ""
@@ -307,8 +358,8 @@ def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, per_node: int, 
                 f"{usable:,.1f} GB usable", "")
     days, n, shape = best_days
     t, p, zero, rc, mb = shape
-    return (f"time: the most it may use ({n:,} GPUs, {limit}) still takes {days:,.1f} days, "
-            f"over the {goal.days:g}-day deadline", "")
+    return (f"time: the fastest layout found ({n:,} GPUs t{t} p{p} d{n // (t * p)} ZeRO-{zero} {rc}, "
+            f"within {limit}) still takes {days:,.1f} days, over the {goal.days:g}-day deadline" + unknown, "")
 
 
 def candidates(goal: Goal) -> tuple[list[str], list[tuple[str, str]]]:

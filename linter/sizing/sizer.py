@@ -67,6 +67,9 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
                 cand.closest = (f"{r.gpus:,} x {name} ({r.layout.text}) would meet it in about {r.days:g} days; "
                                 f"--max-gpus allows {goal.max_gpus:,}")
                 cand.needed = r.gpus
+            elif free.dropped:
+                cand.closest = f"not even without --max-gpus {goal.max_gpus:,}: {free.dropped}"
+                cand.needed = SEARCH_CAP + 1
         for i, row in enumerate(cand.rows, 1):
             row.rank = i
         out.results.append(cand)

@@ -69,9 +69,9 @@ def render(result: Sizing) -> str:
            + (f", racks of {fmt(goal.rack_kw, 1)} kW" if goal.rack_kw else "")
            + (f", facility {fmt(goal.facility_kw, 1)} kW" if goal.facility_kw else "") + "."]
     pol = result.policy
-    out.append(f"Time to train: 6PD at {fmt(pol['mfu'] * 100, 1)}% MFU (policy mfu); memory with "
-               f"{fmt(pol['gpu_memory_reserve_pct'], 0)}% reserved (policy gpu_memory_reserve_pct); "
-               "the same facts `hwlint check` uses.")
+    out.append(f"Time to train: the review's layout-aware model (compute at {fmt(pol['compute_efficiency'] * 100, 1)}% of "
+               "peak, recompute, pipeline bubble, tensor- and data-parallel traffic, restarts); memory with "
+               f"{fmt(pol['gpu_memory_reserve_pct'], 0)}% reserved (policy gpu_memory_reserve_pct): the facts `hwlint check` uses.")
     if goal.chosen:
         out.append("Chosen where the goal did not say: " + "; ".join(goal.chosen) + ".")
     for cand in result.results:
@@ -85,10 +85,9 @@ def render(result: Sizing) -> str:
         widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
         for r in rows:
             out.append("  " + "  ".join(c.rjust(w) if i not in (5, 17) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
-        parts = {k for r in cand.rows for k in r.breakdown}
-        if parts != {"compute at MFU"}:
-            for r in cand.rows:
-                out.append(f"  #{r.rank} days: " + ", ".join(f"{k} {_n(v)}" for k, v in r.breakdown.items()))
+        for r in cand.rows:
+            parts = [f"{k.replace('_', ' ')} {_n(v, 2)}" for k, v in r.breakdown.items() if v]
+            out.append(f"  #{r.rank} days: " + (", ".join(parts) or "-"))
         for note in cand.notes:
             out.append(f"  note: {note}")
     dropped = [(c.gpu, c.dropped) for c in result.results if not c.rows]
