@@ -216,6 +216,8 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
     too_big: set[tuple] = set()  # (t, p, zero, rc) whose smaller micro-batch already missed memory
     bound: dict[tuple, list[tuple[int, int]]] = {}  # (t, p, mb) -> time-bound (zero, rc index) points
     best: dict[tuple, int] = {}  # (t, p, zero, rc) -> fewest GPUs found
+    first_mb: dict[tuple, int] = {}  # (t, p, zero, rc) -> GPUs the smallest micro-batch needs
+    shape_mbs = (fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES
     rows: list[Row] = []
     for shape in shapes:
         t, p, zero, rc, mb = shape
@@ -236,12 +238,20 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
         # so far cannot enter, so its search stops there.
         kept = sorted(best.values())
         limit = kept[top - 1] if len(kept) >= top else cap
+        if mb != shape_mbs[0]:
+            # A larger micro-batch only needs more memory; it is searched only where it could
+            # need fewer GPUs than the smallest one did (one step below its count).
+            n1 = first_mb.get(key)
+            if n1 is None or n1 - step < step or not (fits(facts_at(n1 - step)) and meets(facts_at(n1 - step))):
+                continue
         if limit < step:
             continue
         top_n = limit // step * step
         if not fits(facts_at(top_n)):  # more GPUs than the limit would be needed to hold it
             too_big.add(key)  # and a larger micro-batch needs more still
             continue
+        if isinstance(facts_at(top_n)["training"]["days"], Unknown) and isinstance(facts_at(step)["training"]["days"], Unknown):
+            continue  # no time estimate for this layout at any size (a catalog value is missing): said when dropped
         first = facts_at(max(step, -(-guess // step) * step))
         first_days = first["training"]["days"]
         if not isinstance(first_days, Unknown) and 0 < first_days < 1e8 and math.isfinite(first_days):
@@ -266,6 +276,8 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
             continue
         guess = n
         best[key] = min(best.get(key, n), n)
+        if mb == shape_mbs[0]:
+            first_mb[key] = n
         f = facts_at(n)
         rows.append(Row(gpu=gpu_name, system=system, per_node=per_node, nodes=n // per_node,
                         layout=Layout(t, p, n // (t * p), zero, rc, mb), days=f["training"]["days"],
@@ -333,16 +345,17 @@ def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, per_node: int, 
             if not isinstance(mem["total_gb"], Unknown) and (least_memory is None or mem["total_gb"] < least_memory[0]):
                 least_memory = (mem["total_gb"], mem["usable_gb"], n)
             continue
-        # Time is not monotone in the GPU count (restarts grow with it): try a ladder of sizes.
+        # Time is not monotone in the GPU count (restarts grow with it): try a ladder of sizes (x4).
         k = n
         while k >= step:
             f = at(shape, k)
             days = f["training"]["days"]
             if isinstance(days, Unknown):
                 needs.update(days.needs)
+                break
             if fits(f) and not isinstance(days, Unknown) and (best_days is None or days < best_days[0]):
                 best_days = (days, k, shape)
-            k = (k // 2) // step * step
+            k = (k // 4) // step * step
     limit = f"--max-gpus {goal.max_gpus}" if goal.max_gpus == cap else f"{cap:,} GPUs"
     unknown = ""
     if needs:
