@@ -33,7 +33,12 @@ def test_memory_per_gpu_70b_t8_p4_zero1(pretrain):
 
 def test_power_per_rack_and_facility(pretrain):
     power = pretrain["power"]
-    assert power["it_kw"] == pytest.approx(32 * 10.2 + 2 * 1.1)
+    # DGX + management nodes + 12 QM9700 (1,720 W, catalog) + 2 SN5600 (1,500 W, manifest) + 1 kW rack gear
+    assert power["it_kw"] == pytest.approx(32 * 10.2 + 2 * 1.1 + 12 * 1.72 + 2 * 1.5 + 1)
+    assert power["parts"] == pytest.approx(
+        {"compute_kw": 326.4, "other_nodes_kw": 2.2, "switches_kw": 23.64, "rack_other_kw": 1})
+    assert sum(power["parts"].values()) == pytest.approx(power["it_kw"])  # the parts add up to what PWR001 uses
+    assert power["estimates"] == [] and power["racks"][0]["per_feed"] is True
     gpu_rack = power["racks"][0]
     assert gpu_rack["load_kw"] == pytest.approx(40.8)
     assert gpu_rack["circuit_rating_needed_kw"] == pytest.approx(51.0)
@@ -70,3 +75,30 @@ def test_missing_inputs_name_the_fields(tmp_path):
     facts = review_file(str(path), load_pack()).facts
     assert facts["memory"]["activations_gb"] == Unknown(("plan.model.hidden_size",))
     assert facts["memory"]["model_states_gb"] == pytest.approx(17.6)
+
+
+def _facts_of(tmp_path, text: str) -> dict:
+    path = tmp_path / "m.hw.yaml"
+    path.write_text(text, encoding="utf-8")
+    return review_file(str(path), load_pack()).facts
+
+
+def test_node_power_is_estimated_from_its_gpus_and_marked(tmp_path, hwlint):
+    text = (EXAMPLES / "flawed-cluster.hw.yaml").read_text(encoding="utf-8").replace("    max_power_kw: 3.5\n", "")
+    power = _facts_of(tmp_path, text)["power"]
+    # 8 x (300 W V100 + 575 W host allowance) = 7 kW per node, 16 nodes
+    assert power["node_kw"]["v100"] == pytest.approx(7.0)
+    assert power["parts"]["compute_kw"] == pytest.approx(112)
+    assert "estimated from 8 x 300 W GPUs + 8 x 575 W host allowance" in power["estimate_note"]
+    run = hwlint("check", "--format", "markdown", tmp_path / "m.hw.yaml")
+    assert "(estimate)" in run.out and "PWR001" in run.out
+
+
+def test_feeds_follow_the_facility_unless_the_circuits_say(tmp_path):
+    base = (EXAMPLES / "superpod-h100.hw.yaml").read_text(encoding="utf-8")
+    rack = _facts_of(tmp_path, base)["power"]["racks"][0]
+    assert rack["per_feed"] is True and "assumed from facility.ab_feeds" in rack["feed_basis"]
+    assert rack["circuit_limit_kw"] == pytest.approx(55.2, abs=0.1)  # 3 x 23 kVA x 80%
+    own = base.replace("breaker_a: 32}", "breaker_a: 32, ab_redundant: false}")
+    rack = _facts_of(tmp_path, own)["power"]["racks"][0]
+    assert rack["per_feed"] is False and rack["circuit_limit_kw"] == pytest.approx(110.4, abs=0.1)

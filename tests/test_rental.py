@@ -25,7 +25,7 @@ def results(hwlint, path):
 def test_the_providers_facility_makes_every_power_rule_not_applicable(hwlint):
     found = results(hwlint, RENTED)
     power = {k: r for k, r in found.items() if k.startswith("PWR")}
-    assert len(power) == 8
+    assert len(power) == 10
     for rule_id, r in power.items():
         assert r["status"] == "skipped", rule_id
         assert r["reason"].startswith("the provider's facility: the capacity is rented from Example Cloud"), r["reason"]

@@ -116,7 +116,7 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
         for j, switch in enumerate(fabric.get("switches", [])):
             if "model" in switch and (entry := lookup("switches", switch["model"], ("network", "fabrics", i, "switches", j, "model"))):
                 fabric["switches"][j] = _merge(
-                    {k: entry[k] for k in ("ports", "port_rate_gbps") if k in entry}, switch
+                    {k: entry[k] for k in ("ports", "port_rate_gbps", "max_power_w") if k in entry}, switch
                 )
                 fabric.setdefault("kind", entry.get("kind"))
     return Resolved(data=data, refs=sorted(refs.values(), key=lambda r: (r.kind, r.name)), findings=findings)

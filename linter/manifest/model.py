@@ -278,6 +278,9 @@ class Switch(Strict):
     count: Count = Field(description="switches of this kind")
     ports: SmallCount | None = Field(None, description="ports per switch")
     port_rate_gbps: Positive | None = Field(None, description="rate of one port, Gb/s")
+    max_power_w: Positive | None = Field(
+        None, description="maximum power draw per switch, W (the catalog's when the model is named); counted in the facility load"
+    )
 
 
 class Fabric(Strict):
@@ -330,7 +333,10 @@ class Circuits(Strict):
     voltage_v: Positive = Field(description="circuit voltage, V (line-to-line for three-phase)", examples=[208, 415])
     phases: Literal[1, 3] = Field(1, description="phases per circuit: 1 or 3")
     breaker_a: Positive = Field(description="breaker rating of one circuit, A", examples=[30, 60])
-    ab_redundant: bool = Field(False, description="A and B feeds: half the circuits must carry the rack alone")
+    ab_redundant: bool | None = Field(
+        None,
+        description="circuits split over A and B feeds, each half carrying the rack alone; left out, it follows facility.ab_feeds",
+    )
     continuous_rated: bool = Field(False, description="breaker assembly listed for 100% continuous load")
 
 
@@ -343,7 +349,9 @@ class RackGroup(Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this group of identical racks")
     count: Count = Field(description="racks in this group")
     contents: list[RackContent] = Field([], description="which nodes each rack holds")
-    other_kw: NonNegative = Field(0, description="switches and other gear per rack, kW")
+    other_kw: NonNegative = Field(
+        0, description="gear per rack not listed as a node pool or a switch (PDUs, KVM, patch panels), kW; counted in the facility load"
+    )
     power_budget_kw: Positive | None = Field(None, description="power the facility allows per rack, kW")
     cooling: Literal["air", "rear-door", "direct-liquid", "immersion"] | None = Field(None, description="rack cooling: air, rear-door, direct-liquid or immersion")
     cooling_capacity_kw: Positive | None = Field(None, description="heat the cooling can remove per rack, kW")
@@ -378,6 +386,11 @@ class Policy(Strict):
 
     power_headroom_pct: Percent | None = None
     circuit_continuous_pct: Percent | None = None
+    host_power_w_per_gpu: NonNegative | None = Field(
+        None, description="host power (CPUs, memory, NICs, fans) allowed per GPU when a node's power is estimated, W"
+    )
+    node_power_plausible_kw: Positive | None = Field(None, description="largest believable max_power_kw for one node, kW")
+    gpu_power_plausible_w: Positive | None = Field(None, description="largest believable max_power_w for one GPU, W")
     gpu_memory_reserve_pct: Percent | None = None
     host_ram_ratio: Annotated[float, Field(gt=0, le=100)] | None = None
     compute_efficiency: Fraction | None = None

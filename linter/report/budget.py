@@ -22,6 +22,15 @@ def _known(*values: Any) -> bool:
     return all(v is not None and not isinstance(v, Unknown) for v in values)
 
 
+def _decided(load: float, limit: Any, complete: bool) -> bool | None:
+    """Fits (True), does not (False), or not decided (None): a lower bound over the limit already fails."""
+    if not _known(limit):
+        return None
+    if load > limit:
+        return False
+    return True if complete else None
+
+
 def rows(review: Review) -> list[BudgetRow]:
     f = review.facts
     if not f:
@@ -42,28 +51,35 @@ def rows(review: Review) -> list[BudgetRow]:
                              f"{num(mem['usable_gb'])} GB usable", None))
     power = f["power"]
     headroom = f["policy"]["power_headroom_pct"]
-    if _known(power["it_kw"]):
-        limit = power["facility_limit_kw"]
+    limit = power["facility_limit_kw"]
+    if power["it_kw_known"] or _known(power["it_kw"]):
+        complete = _known(power["it_kw"])
+        load = power["it_kw"] if complete else power["it_kw_known"]
+        note = " (estimate)" if power["estimates"] else ""
         out.append(BudgetRow(
             "Facility IT power at full load",
-            f"{num(power['it_kw'])} kW",
+            f"{'' if complete else 'at least '}{num(load)} kW{note}: {power['parts_text']}",
             f"{num(limit)} kW usable of {num(power['facility_capacity_kw'])} kW ({num(headroom)}% headroom)" if _known(limit) else "not given",
-            power["it_kw"] <= limit if _known(limit) else None,
+            _decided(load, limit, complete),
         ))
     for rack in power["racks"]:
-        if not _known(rack["load_kw"]):
+        complete = _known(rack["load_kw"])
+        load = rack["load_kw"] if complete else rack["load_kw_known"]
+        if not load:
             continue
-        limits = [x for x in (rack["budget_limit_kw"], rack["circuit_limit_kw"]) if _known(x)]
-        have = []
-        if _known(rack["budget_limit_kw"]):
-            have.append(f"budget {num(rack['budget_limit_kw'])} kW after headroom")
+        have, verdicts = [], []
+        if _known(rack["budget_kw"]):
+            have.append(f"budget {num(rack['budget_kw'])} kW")
+            verdicts.append(_decided(load, rack["budget_kw"], complete))
         if _known(rack["circuit_limit_kw"]):
-            have.append(f"circuits {num(rack['circuit_limit_kw'])} kW continuous")
+            basis = "per feed" if rack["per_feed"] is True else "all circuits"
+            have.append(f"circuits {num(rack['circuit_limit_kw'])} kW continuous, {basis}")
+            verdicts.append(_decided(load, rack["circuit_limit_kw"], complete))
         out.append(BudgetRow(
             f"Power per rack ({rack['name']}, x{rack['count']})",
-            f"{num(rack['load_kw'])} kW",
+            f"{'' if complete else 'at least '}{num(load)} kW{rack['estimate_note']}",
             "; ".join(have) or "not given",
-            all(rack["load_kw"] <= x for x in limits) if limits else None,
+            False if False in verdicts else (None if None in verdicts or not verdicts else True),
         ))
     fabric = f["fabric"]
     if fabric.get("present") and _known(fabric.get("ports_present")):
