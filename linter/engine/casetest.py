@@ -18,7 +18,7 @@ from linter.manifest.loader import Document, InputError, load_file
 from linter.paths import data_dir
 from linter.results import undotted
 from linter.engine.review import review_document
-from linter.engine.rules import Rule, RuleCase, RulePack
+from linter.engine.rules import Rule, RulePack, Spec
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Outcome:
         return self.expected == self.actual
 
 
-def edit(data: Any, case: RuleCase) -> Any:
+def edit(data: Any, case: Spec) -> Any:
     data = copy.deepcopy(data)
     for path, value in case.set.items():
         _assign(data, undotted(path), value)
@@ -58,7 +58,7 @@ def _assign(data: Any, path: tuple, value: Any) -> None:
         node[path[-1]] = value
 
 
-def run_case(rule: Rule, case: RuleCase, pack: RulePack, bases: dict[Path, Document] | None = None) -> Outcome:
+def run_case(rule: Rule, case: Spec, pack: RulePack, bases: dict[Path, Document] | None = None) -> Outcome:
     """One case: the base manifest (relative to the rule's file), edited, reviewed with only this rule."""
     bases = {} if bases is None else bases
     folder = Path(rule.file).parent.resolve()

@@ -9,8 +9,9 @@ loaded `RulePack` is pickled under a key that covers everything it is built from
   /dev/zero or a 3 GB file beside the rules is never read) and of `schemas/*.json`
   (content, not mtime),
 - the folders as given and as resolved (rule file names appear in messages),
-- hwlint's own code (size and mtime of each module) and the Python, Jinja2 and pydantic
-  versions, since the cached templates are compiled Python code.
+- hwlint's own code (size and mtime of each module), the Python and Jinja2 versions, since
+  the cached templates are compiled Python code, and the installed pydantic (found, not
+  imported: the pack holds no pydantic objects, but the models shaped what it holds).
 
 Templates are stored as the code the sandboxed environment generated (`marshal`) and
 rebuilt in that same environment, so a cached rule runs exactly as a fresh one. Only
@@ -66,12 +67,23 @@ def cached(build: Callable[[], Any], folders: list[Path], schemas: Path) -> Any:
     return pack
 
 
+def _installed(package: str) -> str:
+    """Where `package` is installed and its `__init__.py`'s size and mtime (an upgrade rewrites
+    it), found without importing the package."""
+    from importlib.util import find_spec
+
+    spec = find_spec(package)
+    if spec is None or not spec.origin:
+        return f"{package}: not installed"
+    stat = os.stat(spec.origin)
+    return f"{spec.origin}\0{stat.st_size}\0{stat.st_mtime_ns}"
+
+
 def _key(folders: list[Path], schemas: Path) -> str:
     import jinja2
-    import pydantic
 
     digest = hashlib.sha256()
-    digest.update(repr((sys.version, jinja2.__version__, pydantic.VERSION)).encode())
+    digest.update(repr((sys.version, jinja2.__version__, _installed("pydantic"))).encode())
     for module in sorted(_LINTER.rglob("*.py")):
         stat = module.stat()
         digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())

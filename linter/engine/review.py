@@ -18,7 +18,8 @@ from linter.physics.facts import Unknown, derive
 from linter.manifest.loader import Document, InputError, load_file
 from linter.results import Result, dotted, file_finding, one_line, undotted
 from linter.engine.rules import Rule, RulePack
-from linter.manifest.validate import validate
+from linter.manifest.dump import dump
+from linter.manifest.validate import certainly_valid, validate
 from linter.engine.waivers import apply_waivers
 
 
@@ -80,7 +81,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     if resolved.findings:
         review.results = resolved.findings
         return review
-    data = _model_dump(resolved.data, doc)
+    data = _model_dump(resolved.data, doc, pack.manifest_shape, bool(resolved.refs))
     if isinstance(data, list):
         review.results = data
         return review
@@ -106,9 +107,17 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     return review
 
 
-def _model_dump(data: dict, doc: Document) -> dict | list[Result]:
+def _model_dump(data: dict, doc: Document, shape: Any = None, from_catalog: bool = True) -> dict | list[Result]:
     """Validate through the pydantic models (dates, cross-field types) and return plain data
-    keyed as in the manifest, without the values the manifest leaves out."""
+    keyed as in the manifest, with the models' defaults, without the values the manifest
+    leaves out. With the models' `shape` (linter.manifest.dump), a valid manifest gets the
+    same data without pydantic; catalog values, which the manifest schema did not see, must
+    pass the quick schema check first. Anything else goes through pydantic, which also
+    words the errors."""
+    if shape is not None and (not from_catalog or certainly_valid(data)):
+        dumped = dump(shape, data)
+        if dumped is not None:
+            return dumped
     from pydantic import ValidationError
 
     from linter.manifest.model import Manifest

@@ -13,9 +13,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from linter.engine.packcache import DATA_FILES, MAX_RULE_BYTES, pack_files, rule_files  # noqa: F401 - DATA_FILES re-exported
 from linter.manifest.loader import Document, InputError, load_file
@@ -26,48 +24,19 @@ from linter.manifest.validate import explain_errors, suggest
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
 
 
-class RuleCase(BaseModel):
-    """A rule test: a base manifest (relative to the rule file), edits, and the expected status."""
+class Spec:
+    """A rule record (or one of its test cases) as plain attributes, named as in the rule
+    file. Records are validated by the pydantic models in linter.engine.rulespec when a pack
+    is built; the loaded pack holds only these, so a cached pack loads without pydantic."""
 
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1)
-    base: str = Field(min_length=1)
-    set: dict[str, Any] = {}
-    unset: list[str] = []
-    expect: Literal["pass", "fail", "pending", "skipped", "waived"]
-    tier: Literal["single-gpu", "single-node", "multi-node", "large-cluster"] | None = None
+    def __init__(self, values: dict[str, Any]):
+        self.__dict__.update(values)
 
+    def __repr__(self) -> str:
+        return f"Spec({self.__dict__!r})"
 
-class RuleSpec(BaseModel):
-    """One rule record, as written in a rule file."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: str = Field(pattern=RULE_ID)
-    title: str = Field(min_length=1, max_length=120)
-    severity: Literal["error", "warning", "info"]
-    tiers: list[Literal["single-gpu", "single-node", "multi-node", "large-cluster"]] | Literal["all"]
-    when: str = Field("true", description="Jinja2 expression: does the rule concern this manifest?")
-    applies_when: str | None = Field(None, description="the `when` condition in words, for skip reasons")
-    require: str = Field(description="Jinja2 expression that must hold")
-    message: str = Field(description="Jinja2 template explaining a failure with the manifest's numbers")
-    fix: str = Field(min_length=1)
-    cite: list[str] = Field(min_length=1)
-    at: str = Field(description="manifest path the finding points to; may use {{ }}")
-    waivable: bool = True
-    not_applicable_when: list[str] = Field(
-        [], description="names of conditions in rules/conditions.yaml (e.g. provider-facility); when one holds, "
-        "the rule is not applicable and the condition's reason says why")
-    confirm: str | None = Field(None, description="the verifiable action that settles a pending result "
-                                "(checklist); by default it is derived from the missing fields")
-    why: str | None = Field(None, description="why it matters, for the rule docs")
-    example_fail: str | None = Field(None, description="YAML snippet that fails the rule")
-    example_pass: str | None = Field(None, description="the same snippet, fixed")
-    tests: list[RuleCase] = []
-
-
-class RuleFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    rules: list[RuleSpec]
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Spec) and self.__dict__ == other.__dict__
 
 
 class RuleLoadError(Exception):
@@ -80,7 +49,7 @@ class RuleLoadError(Exception):
 
 @dataclass
 class Rule:
-    spec: RuleSpec
+    spec: Spec
     file: str
     line: int
     when: Any
@@ -109,12 +78,17 @@ class RulePack:
     policy: dict[str, dict[str, Any]]
     folders: list[Path]
     conditions: list[dict[str, Any]] = field(default_factory=list)
+    # linter.manifest.dump.shape(): the manifest models as plain data, built with the pack so
+    # that a cached pack carries it and a valid manifest is reviewed without pydantic
+    manifest_shape: Any = None
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
 
 
 def rule_schema() -> dict[str, Any]:
+    from linter.engine.rulespec import RuleFile
+
     schema = RuleFile.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://hwlint.invalid/schemas/rule.schema.json"
@@ -140,6 +114,8 @@ def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> 
 
 
 def _build_pack(folders: list[Path]) -> RulePack:
+    from linter.manifest.dump import shape
+
     base = data_dir("rules")
     pack = RulePack(
         rules=[],
@@ -148,6 +124,7 @@ def _build_pack(folders: list[Path]) -> RulePack:
         policy=load_file(str(base / "policy.yaml")).data,
         folders=folders,
         conditions=load_file(str(base / "conditions.yaml")).data["conditions"],
+        manifest_shape=shape(),
     )
     problems: list[str] = []
     seen: dict[str, str] = {}
@@ -179,14 +156,24 @@ def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str]) ->
         return []
     out = []
     for index, raw in enumerate(doc.data["rules"]):
-        spec = RuleSpec.model_validate(raw)
+        spec = plain_spec(raw)
         rule = _compile(spec, doc, index, pack, problems)
         if rule is not None:
             out.append(rule)
     return out
 
 
-def _compile(spec: RuleSpec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
+def plain_spec(raw: dict[str, Any]) -> Spec:
+    """A rule record validated by RuleSpec (defaults filled in), as a plain Spec."""
+    from linter.engine.rulespec import RuleCase, RuleSpec
+
+    model = RuleSpec.model_validate(raw)
+    values = {name: getattr(model, name) for name in RuleSpec.model_fields}
+    values["tests"] = [Spec({name: getattr(case, name) for name in RuleCase.model_fields}) for case in model.tests]
+    return Spec(values)
+
+
+def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
     from jinja2 import TemplateSyntaxError
 
     from linter.engine.sandbox import check_template, compile_source, environment, references

@@ -81,7 +81,7 @@ def describe(value: Any) -> str:
 
 
 def validate(doc: Document) -> list[Result]:
-    if isinstance(doc.data, dict) and _quick_check()(doc.data):
+    if certainly_valid(doc.data):
         return []  # certainly valid: jsonschema is not even imported (see linter.quickcheck)
     # A file that is not a manifest at all (a credentials file, a key, someone's notes) is
     # named by its kind only: no finding quotes its content.
@@ -93,6 +93,12 @@ def validate(doc: Document) -> list[Result]:
                              "keys without manifest_version; add manifest_version: 1 if it is one, "
                              "or run `hwlint init` for a starter", doc.path, 1, 1)]
     return explain_errors(_validator(), doc)
+
+
+def certainly_valid(data: Any) -> bool:
+    """True only if `data` is valid under the manifest schema (the quick check: False may
+    still be valid)."""
+    return isinstance(data, dict) and _quick_check()(data)
 
 
 @lru_cache(maxsize=1)

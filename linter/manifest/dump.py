@@ -1,0 +1,172 @@
+"""What the pydantic round trip of a valid manifest gives, without pydantic.
+
+The review works on `Manifest.model_validate(data).model_dump(mode="json", by_alias=True,
+exclude_none=True)`: keys in the models' field order, defaults filled in, numbers as the
+field's type (an `int` given for a float field becomes a float, `8.0` for a whole-number
+field becomes 8), dates as `YYYY-MM-DD` text, no None values. For a valid manifest that is
+all pydantic does, and importing it and building the models costs more than the rest of a
+one-manifest check; only an invalid manifest needs its error messages.
+
+So `shape()` reads, once, from the models (they stay the single source) what each field
+expects and its dumped default; `dump(shape, data)` applies it in plain Python. It is sound,
+never complete: whenever a value is not plainly what the field expects (a date that does
+not parse, a float where a literal whole number is expected, a key the model does not have,
+anything the shape does not know), it answers None and the caller asks pydantic, which
+then gives exactly the result or the error it always gave. The shape is plain tuples, so
+the rule-pack cache stores it and a warm check never imports pydantic.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from typing import Any
+
+from linter.manifest.loader import plain_copy
+
+Shape = tuple  # ("model", fields) | ("list", shape) | ("dict", shape) | (kind,) | ("literal", values)
+_OMIT = "omit"  # a field with no default, or a None default: left out of the dump
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+class _Unsure(Exception):
+    """This value is for pydantic to judge."""
+
+
+def shape() -> Shape:
+    """The manifest models as a plain shape (imports pydantic and the models)."""
+    import warnings
+
+    from linter.manifest.model import Manifest
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # serialising a default such as 0 for a float field warns
+        return _model_shape(Manifest)
+
+
+def _model_shape(model: Any) -> Shape:
+    from pydantic import TypeAdapter
+
+    fields = []
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        other = name if name != key and model.model_config.get("populate_by_name") else None
+        optional = _optional(info.annotation)
+        if info.is_required():
+            default: Any = ("required",)
+        else:
+            value = info.get_default(call_default_factory=True)
+            default = _OMIT if value is None else (
+                "value", TypeAdapter(info.annotation).dump_python(value, mode="json", by_alias=True, exclude_none=True))
+        fields.append((key, other, optional, default, _shape(info.annotation)))
+    return ("model", tuple(fields))
+
+
+def _optional(annotation: Any) -> bool:
+    import types
+    import typing
+
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and type(None) in typing.get_args(annotation)
+
+
+def _shape(annotation: Any) -> Shape:
+    import types
+    import typing
+
+    from pydantic import BaseModel
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _shape(args[0])  # the bounds are the schema's too, checked before this
+    if origin in (typing.Union, types.UnionType):
+        options = [_shape(a) for a in args if a is not type(None)]
+        if len(options) == 1:
+            return options[0]
+        if all(o[0] == "literal" for o in options):
+            return ("literal", tuple(v for o in options for v in o[1]))
+        return ("unknown",)
+    if origin is typing.Literal:
+        return ("literal", args)
+    if origin is list:
+        return ("list", _shape(args[0]))
+    if origin is dict and args and args[0] is str:
+        return ("dict", _shape(args[1]))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _model_shape(annotation)
+    return {float: ("float",), int: ("int",), str: ("str",), bool: ("bool",), dt.date: ("date",)}.get(annotation, ("unknown",))
+
+
+def dump(manifest_shape: Shape, data: Any) -> dict[str, Any] | None:
+    """The pydantic dump of `data` (valid under the schema), or None: ask pydantic."""
+    try:
+        return _value(manifest_shape, data)
+    except _Unsure:
+        return None
+
+
+def _value(node: Shape, value: Any) -> Any:
+    kind = node[0]
+    if kind == "model":
+        if type(value) is not dict:
+            raise _Unsure
+        out: dict[str, Any] = {}
+        used = 0
+        for key, other, optional, default, inner in node[1]:
+            if key in value:
+                used += 1
+                given = value[key]
+                if given is None:
+                    if not optional:
+                        raise _Unsure
+                    continue  # exclude_none
+                out[key] = _value(inner, given)
+            elif other is not None and other in value:
+                raise _Unsure  # the field's own name instead of its alias
+            elif default == ("required",):
+                raise _Unsure
+            elif default != _OMIT:
+                out[key] = plain_copy(default[1])
+        if used != len(value):
+            raise _Unsure  # a key no field has
+        return out
+    kind_of = type(value)
+    if kind == "float":
+        if kind_of is int:
+            return float(value)
+        if kind_of is float and math.isfinite(value):
+            return value
+    elif kind == "int":
+        if kind_of is int:
+            return value
+        if kind_of is float and math.isfinite(value) and value.is_integer():
+            return int(value)
+    elif kind == "str":
+        if kind_of is str:
+            return value
+    elif kind == "bool":
+        if kind_of is bool:
+            return value
+    elif kind == "date":
+        if kind_of is str and _DATE.fullmatch(value):
+            try:
+                dt.date.fromisoformat(value)
+            except ValueError:
+                raise _Unsure from None
+            return value
+    elif kind == "literal":
+        if any(type(option) is kind_of and option == value for option in node[1]):
+            return value
+    elif kind == "list":
+        if kind_of is list:
+            return [_value(node[1], item) for item in value if _not_none(item)]
+    elif kind == "dict":
+        if kind_of is dict and all(type(k) is str for k in value):
+            return {k: _value(node[1], v) for k, v in value.items() if _not_none(v)}
+    raise _Unsure
+
+
+def _not_none(value: Any) -> bool:
+    if value is None:
+        raise _Unsure
+    return True

@@ -1,0 +1,52 @@
+"""What a check imports: the clean path (a valid manifest, the rule-pack cache warm) needs
+neither pydantic nor jsonschema; those only word the errors of invalid input, or build a
+pack. Measured in a fresh interpreter, as a user's command runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, TODAY
+
+ONLY_FOR_ERRORS = ("pydantic", "jsonschema")
+PROBE = (
+    "import json, sys\n"
+    "from linter.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    f"print(json.dumps([m for m in {ONLY_FOR_ERRORS!r} if m in sys.modules]), file=sys.stderr)\n"
+)
+
+
+def imported(*args: object, cache) -> list[str]:
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_CACHE_DIR": str(cache)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    assert imported("rules", "list", cache=cache) == ["pydantic", "jsonschema"]  # building the pack needs both
+    return cache
+
+
+@pytest.mark.parametrize("manifest", sorted(EXAMPLES.glob("*.hw.yaml")), ids=lambda p: p.name)
+def test_a_valid_manifest_is_reviewed_without_pydantic_or_jsonschema(warm, manifest):
+    assert imported("check", manifest, "--format", "json", cache=warm) == []
+
+
+def test_help_and_rules_list_need_neither(warm):
+    assert imported("--help", cache=warm) == []
+    assert imported("rules", "list", cache=warm) == []
+
+
+def test_an_invalid_manifest_brings_them_in_to_explain(warm, tmp_path):
+    bad = tmp_path / "bad.hw.yaml"
+    bad.write_text((EXAMPLES / "multi-node-pretrain.hw.yaml").read_text().replace("count: 32", "count: -3", 1))
+    assert "jsonschema" in imported("check", bad, cache=warm)
