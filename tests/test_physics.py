@@ -129,3 +129,11 @@ def test_nonblocking_fabric_switches_match_the_fat_tree_counts():
         assert counts["core"] > 0 and sum(counts.values()) == 5 * k * k // 4
     assert physics.nonblocking_fabric_switches(64, 64)["single"] == 1
     assert physics.nonblocking_fabric_switches(2048, 64)["core"] == 0  # k^2/2: still two tiers
+
+
+def test_fat_tree_reach_al_fares_2008():
+    # §3: a fat tree of 48-port switches supports k^3/4 = 27,648 hosts; two tiers reach k^2/2.
+    assert physics.three_tier_max_endpoints(48) == 27_648
+    assert physics.two_tier_max_endpoints(64) == 2_048
+    # at 3:1 a leaf gives 48 of its 64 ports to hosts, and 64 such leaves fit under 64-port spines
+    assert physics.two_tier_max_endpoints(64, 3) == 64 * 48

@@ -291,8 +291,8 @@ class Fabric(Strict):
     managed_by: Literal["owner", "provider"] | None = Field(
         None, description="who builds and runs the switches: the owner (default) or the provider of rented capacity"
     )
-    oversubscription: Annotated[float, Field(ge=1, le=64)] = Field(
-        1.0, description="host-facing : uplink bandwidth at the leaf, as a number (2 means 2:1)"
+    oversubscription: Annotated[float, Field(ge=1, le=64)] | None = Field(
+        None, description="host-facing : uplink bandwidth at the leaf, as a number (2 means 2:1); left out, it is not known"
     )
     switches: list[Switch] = Field([], description="switches in this fabric")
 

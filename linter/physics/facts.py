@@ -527,7 +527,10 @@ def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
                managed_by=fabric.get("managed_by", "owner"))
     topology = fabric.get("topology")
     out["topology"] = topology or Unknown((f"{at}.topology",))
-    out["oversubscription"] = fabric.get("oversubscription", 1.0)
+    given = fabric.get("oversubscription")
+    # Not given: unknown, unless one switch decides it (no uplinks at all).
+    oversub = given if given is not None else (1.0 if topology == "single-switch" else Unknown((f"{at}.oversubscription",)))
+    out["oversubscription"] = oversub
     nic_rates = [
         (f"node_pools[{i}].nics[{j}].rate_gbps", nic.get("rate_gbps"))
         for i, pool in enumerate(pools) for j, nic in enumerate(pool.get("nics", []))
@@ -536,24 +539,42 @@ def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
     switch_rates = [(f"{at}.switches[{j}].port_rate_gbps", s.get("port_rate_gbps")) for j, s in enumerate(fabric.get("switches", []))]
     out["nic_rate_gbps"] = _least(nic_rates, f"node_pools[].nics[] on fabric {fabric['name']}")
     out["switch_rate_gbps"] = _least(switch_rates, f"{at}.switches")
+    switches = fabric.get("switches", [])
 
     def ports(role: str) -> Any:
-        chosen = [(j, s) for j, s in enumerate(fabric.get("switches", [])) if s["role"] == role]
+        chosen = [(j, s) for j, s in enumerate(switches) if s["role"] == role]
         needs = tuple(f"{at}.switches[{j}].ports" for j, s in chosen if "ports" not in s)
         return Unknown(needs) if needs else sum(s["count"] * s["ports"] for _, s in chosen)
 
+    def count(role: str) -> int:
+        return sum(s["count"] for s in switches if s["role"] == role)
+
     if topology == "single-switch":
         out.update(ports_needed=endpoints, ports_present=ports("single"), uplinks_needed=0)
-    else:
-        uplinks = physics.uplinks_needed(endpoints, fabric.get("oversubscription", 1.0))
-        out.update(
-            leaf_down_needed=endpoints,
-            uplinks_needed=uplinks,
-            ports_needed=endpoints + uplinks,
-            ports_present=ports("leaf"),
-            spine_ports_needed=uplinks,
-            spine_ports_present=ports("spine"),
-        )
+        return out
+    uplinks = _apply(lambda o: physics.uplinks_needed(endpoints, o), oversub)
+    core = count("core")
+    out.update(
+        leaf_down_needed=endpoints,
+        uplinks_needed=uplinks,
+        ports_needed=_apply(lambda u: endpoints + u, uplinks),
+        ports_present=ports("leaf"),
+        # with a core tier each spine splits its ports evenly, down to the leaves and up to the core [al-fares-2008] §3
+        spine_ports_needed=_apply(lambda u: 2 * u if core else u, uplinks),
+        spine_ports_present=ports("spine"),
+        leaves=count("leaf"), spines=count("spine"), cores=core, core_present=core > 0,
+        core_ports_needed=_apply(lambda u: u if core else 0, uplinks),
+        core_ports_present=ports("core") if core else 0,
+    )
+    out["uplinks_per_leaf"] = _apply(lambda u: math.ceil(u / out["leaves"]) if out["leaves"] else 0, uplinks)
+    out["links_per_spine_per_leaf"] = _apply(
+        lambda per_leaf: per_leaf / out["spines"] if out["spines"] else 0, out["uplinks_per_leaf"])
+    sizes = [s["ports"] for s in switches if s["role"] in ("leaf", "spine", "core") and "ports" in s]
+    radix = min(sizes) if sizes and len(sizes) == sum(1 for s in switches if s["role"] in ("leaf", "spine", "core")) \
+        else Unknown(tuple(f"{at}.switches[{j}].ports" for j, s in enumerate(switches) if "ports" not in s) or (f"{at}.switches",))
+    out["radix"] = radix
+    out["two_tier_max_endpoints"] = _apply(lambda k, o: physics.two_tier_max_endpoints(k, o), radix, oversub)
+    out["three_tier_max_endpoints"] = _apply(lambda k, o: physics.three_tier_max_endpoints(k, o), radix, oversub)
     return out
 
 
@@ -630,8 +651,8 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
     spans = [t, t * c * e if cfg["moe"] and e > 1 else 0, t * c * d if d * c > 1 else 0]
     if isinstance(gpus_per_node, int) and max(spans) > gpus_per_node:
         per_gpu = need("", facts["nics"]["gbps_per_gpu"])
-        oversub = facts["fabric"].get("oversubscription", 1.0) if facts["fabric"].get("present") else 1.0
-        fabric_bw = per_gpu / 8 * 1e9 / oversub if per_gpu else None
+        oversub = need("", facts["fabric"].get("oversubscription", 1.0)) if facts["fabric"].get("present") else 1.0
+        fabric_bw = per_gpu / 8 * 1e9 / oversub if per_gpu and oversub else None
         if per_gpu == 0:
             needs.append(f"{pool}.nics (no compute NIC joins the nodes)")
     interval = need("storage.checkpoint.interval_minutes")

@@ -309,7 +309,20 @@ def uplinks_needed(downlinks: int, oversubscription: float) -> int:
 
 def nonblocking_two_tier_endpoints(k: int) -> int:
     """Largest two-tier non-blocking leaf/spine of k-port switches: k^2/2 hosts [al-fares-2008] §3."""
-    return k * k // 2
+    return two_tier_max_endpoints(k, 1.0)
+
+
+def two_tier_max_endpoints(k: int, oversubscription: float = 1.0) -> int:
+    """Most endpoints a leaf/spine of k-port switches reaches [al-fares-2008] §3: every leaf
+    has one uplink to each spine, so at most k leaves (a spine's ports) and k*o/(1+o) hosts per
+    leaf at o:1 (k/2 at 1:1: k^2/2 in all)."""
+    return int(k * k * oversubscription // (1 + oversubscription))
+
+
+def three_tier_max_endpoints(k: int, oversubscription: float = 1.0) -> int:
+    """Most endpoints a three-tier k-ary fat tree reaches: k^3/4 at 1:1 [al-fares-2008] §3, with
+    the leaves' o:1 applied to their host ports (k*o/(1+o) of k)."""
+    return int(k ** 3 / 4 * 2 * oversubscription // (1 + oversubscription))
 
 
 def ups_kw(capacity_kva: float, power_factor: float) -> float:

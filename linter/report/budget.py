@@ -82,7 +82,7 @@ def rows(review: Review) -> list[BudgetRow]:
             False if False in verdicts else (None if None in verdicts or not verdicts else True),
         ))
     fabric = f["fabric"]
-    if fabric.get("present") and _known(fabric.get("ports_present")):
+    if fabric.get("present") and _known(fabric.get("ports_present"), fabric.get("ports_needed")):
         if "leaf_down_needed" in fabric:
             out.append(BudgetRow(
                 f"Leaf switch ports ({fabric['name']})",
@@ -90,7 +90,7 @@ def rows(review: Review) -> list[BudgetRow]:
                 f"{num(fabric['ports_present'])}",
                 fabric["ports_needed"] <= fabric["ports_present"],
             ))
-            if _known(fabric.get("spine_ports_present")):
+            if _known(fabric.get("spine_ports_present"), fabric.get("spine_ports_needed")):
                 out.append(BudgetRow(
                     f"Spine switch ports ({fabric['name']})", num(fabric["spine_ports_needed"]),
                     num(fabric["spine_ports_present"]), fabric["spine_ports_needed"] <= fabric["spine_ports_present"],
