@@ -436,6 +436,10 @@ def nonblocking_fabric_switches(endpoints: int, k: int) -> dict[str, int]:
     leaves = -(-endpoints // half)
     uplinks = uplinks_needed(endpoints, 1)
     if endpoints <= nonblocking_two_tier_endpoints(k):
-        return {"single": 0, "leaf": leaves, "spine": -(-uplinks // k), "core": 0}
+        # every leaf wires the same number of links to every spine: the spine count divides a leaf's uplinks
+        per_leaf = -(-uplinks // leaves)
+        fewest = -(-uplinks // k)
+        spines = min(s for s in range(fewest, per_leaf + 1) if per_leaf % s == 0) if fewest <= per_leaf else fewest
+        return {"single": 0, "leaf": leaves, "spine": spines, "core": 0}
     spines = -(-uplinks // half)  # half the spine ports face the leaves, half the core
     return {"single": 0, "leaf": leaves, "spine": spines, "core": -(-spines * half // k)}

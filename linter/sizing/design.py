@@ -210,11 +210,10 @@ def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[st
         notes["facility.it_capacity_kw"] = (f"derived: {it_kw:,.1f} kW at full load plus "
                                             f"{policy['power_headroom_pct']:g}% headroom; the least that passes PWR001")
     if budget:
-        limit = power["racks"][0]["budget_limit_kw"]
+        limit = power["racks"][0]["budget_kw"]  # the maximum draw is compared with the budget itself (PWR002)
         per_rack = int(limit // node_kw)
         if per_rack < 1:
-            raise Infeasible(f"rack power: one node draws {node_kw:g} kW, but a {budget:g} kW rack less "
-                             f"{policy['power_headroom_pct']:g}% headroom allows {limit:g} kW")
+            raise Infeasible(f"rack power: one node draws {node_kw:g} kW, more than a {budget:g} kW rack allows")
         full, rest = divmod(row.nodes, per_rack)
         groups = [(f"gpu-rack", full, per_rack)] + ([(f"gpu-rack-last", 1, rest)] if rest else [])
         racks = []
