@@ -298,21 +298,34 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
 
     paths = manifest_files(files)
     outputs = _outputs(formats, output, inputs=[*files, *paths], rule_dirs=rule_dirs)
-    pack = _load_pack(rule_dirs)
-    selected = _selector(select, ignore, pack)
-    stdin_name = stdin_filename or "-"
-    on_disk = [p for p in paths if p != "-"]
-    progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
     try:
-        reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress))
-    finally:
-        progress.close()
-    reviews = [_review_stdin(stdin_name, pack, tier, selected) if p == "-" else next(reviewed) for p in paths]
-    changes = _changes(reviews, base, pack, tier, selected) if base is not None else None
-    for fmt, path in outputs:
-        _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
-                                  statistics=statistics),
-                path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
+        pack = _load_pack(rule_dirs)
+        selected = _selector(select, ignore, pack)
+        stdin_name = stdin_filename or "-"
+        on_disk = [p for p in paths if p != "-"]
+        progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
+        try:
+            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress))
+        finally:
+            progress.close()
+        reviews = [_review_stdin(stdin_name, pack, tier, selected) if p == "-" else next(reviewed) for p in paths]
+        changes = _changes(reviews, base, pack, tier, selected) if base is not None else None
+        for fmt, path in outputs:
+            _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
+                                      statistics=statistics),
+                    path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
+    except (Exit, Exception) as exc:
+        if isinstance(exc, Exit) and "reviews" in locals():
+            raise  # the reports are written; the exit code says the rest
+        # code scanning must hear that this run failed, not see an empty, successful one
+        from linter.report.sarif import failed
+
+        why = "the rule pack or the input could not be used (see the job log)" if isinstance(exc, Exit) else \
+            f"internal error: {type(exc).__name__}: {exc}"
+        for fmt, path in outputs:
+            if fmt == "sarif" and path:
+                _write(failed(f"hwlint could not review the manifests: {why}"), path, "sarif")
+        raise
     code = exit_code(reviews, fail_on)
     raise Exit(0 if exit_zero and code == 1 else code)
 

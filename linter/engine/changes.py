@@ -85,6 +85,7 @@ class Changes:
     resolved: list[tuple[Result, str]] = field(default_factory=list)  # (old finding, its status now)
     still_open: list[Result] = field(default_factory=list)
     budget: list[Delta] = field(default_factory=list)
+    unchanged: bool = False  # the file is byte for byte its base version
 
 
 def compare(old: Review | None, new: Review, base: str) -> Changes:
@@ -189,6 +190,12 @@ def read_bases(files: list[str], ref: str) -> list[bytes | None]:
 
 def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, selected: Any) -> list[Changes]:
     """The changes of each review against its file's version at `ref`."""
+    import hashlib
+
     bases = read_bases([r.file for r in reviews], ref)
-    return [compare(review_bytes(raw, new.file, pack, tier, selected) if raw is not None else None, new, ref)
-            for new, raw in zip(reviews, bases)]
+    out = []
+    for new, raw in zip(reviews, bases):
+        changes = compare(review_bytes(raw, new.file, pack, tier, selected) if raw is not None else None, new, ref)
+        changes.unchanged = raw is not None and bool(new.digest) and hashlib.sha256(raw).hexdigest() == new.digest
+        out.append(changes)
+    return out

@@ -32,6 +32,43 @@ def template_text(text: str) -> str:
     return one_line(_STMT.sub(" ", text))
 
 
+# Checks that are not rules of the pack: the manifest file itself, and its waivers. Their
+# findings carry these ids; docs/rules.md, `hwlint rules show` and SARIF describe them from here.
+FILE_CHECKS: dict[str, tuple[str, str, str]] = {
+    "IO": ("The manifest file can be read",
+           "The file exists, is a regular file (or a folder holding *.hw.yaml files) and is within the size limit.",
+           "Give the path of a manifest file; split a manifest over the size limit."),
+    "YAML": ("The manifest is well-formed YAML",
+             "The file is UTF-8 YAML without duplicate keys, custom tags or unbounded aliases, within the nesting "
+             "and size limits. Nothing else can be reviewed until it parses.",
+             "Correct the YAML at the line and column given; the message says what the parser found."),
+    "SCHEMA": ("The manifest matches the manifest schema",
+               "Every key is known, every value has the expected type, unit range and form, and every required key "
+               "is present (`hwlint schema` prints the schema). Rules read only what the schema defines.",
+               "Correct the key or value named; the message gives the closest valid spelling where there is one."),
+    "CATALOG": ("Catalog names exist",
+                "A GPU model, NIC, switch or system named in the manifest is an entry of the catalog, whose values "
+                "then fill what the manifest leaves out.",
+                "Use a catalog name (the message suggests the closest), or give the part's values in the manifest."),
+    "WVR001": ("A waiver is complete", "A waiver names its reason, approver and expiry date; an incomplete one does "
+               "not apply.", "Add the missing reason, approver or expires."),
+    "WVR002": ("A waiver names a rule of the pack", "The rule id of a waiver exists in the rule pack.",
+               "Correct the rule id (`hwlint rules list` shows them)."),
+    "WVR003": ("A waiver names a rule that may be waived", "Some rules cannot be waived; a waiver for one does not apply.",
+               "Fix the finding instead of waiving it."),
+    "WVR004": ("A waiver has not expired", "An expired waiver no longer applies, so the finding counts again.",
+               "Fix the finding, or renew the waiver with a new expiry date and approver."),
+    "WVR005": ("A waiver does not expire soon", "A waiver close to its expiry date is flagged ahead of time.",
+               "Plan the fix, or renew the waiver before it expires."),
+    "WVR006": ("A waiver is used", "A waiver that matches no failing result is stale.", "Remove the waiver."),
+}
+
+
+def file_check_markdown(check_id: str) -> str:
+    title, means, fix = FILE_CHECKS[check_id]
+    return f"### {check_id}: {title}\n\n{means}\n\n**Fix:** {fix}\n"
+
+
 def _tiers(rule: Rule) -> str:
     return "every tier (never skipped by scale)" if rule.spec.tiers == "all" else ", ".join(rule.spec.tiers)
 
@@ -148,6 +185,14 @@ def pack_markdown(pack: RulePack) -> str:
         out += [f"## {layer}: {layer_name(layer)}", ""]
         for rule in rules:
             out += [f'<a id="{_anchor(rule)}"></a>', "", rule_markdown(rule, pack)]
+    out += [
+        "## Checks of the manifest file and its waivers",
+        "",
+        "These are not rules of the pack and cannot be waived or deselected; their findings carry these ids.",
+        "",
+    ]
+    for check_id in FILE_CHECKS:
+        out += [f'<a id="{check_id.lower()}"></a>', "", file_check_markdown(check_id)]
     out += [
         "## Policy",
         "",

@@ -1,6 +1,11 @@
 """GitHub Actions workflow commands: one annotation per failure (and a notice per waived
 failure, with its waiver), shown on the pull request.
 
+GitHub shows at most 10 error, 10 warning and 10 notice annotations per step and drops the
+rest silently, so they come most severe first (then by file and line), and each kind is cut
+to 9 with a 10th that counts what was left out and says where the full report is. With
+`--base`, manifests identical to their base version are not annotated.
+
     ::error file=examples/a.hw.yaml,line=32,col=11,title=hwlint GPU001 (error)::Each GPU needs ...
 
 Severity maps to the command: error -> `error`, warning -> `warning`, info -> `notice`.
@@ -31,17 +36,36 @@ def annotation(kind: str, message: str, **properties: object) -> str:
     return f"::{kind}{' ' + props if props else ''}::{data(message)}"
 
 
-def render(reviews: list[Review]) -> str:
-    lines = []
-    for r in reported(reviews):
+PER_STEP = 10  # GitHub's limit per annotation kind and step
+RANK = {"error": 0, "warning": 1, "notice": 2}
+
+
+def render(reviews: list[Review], changes: list | None = None) -> str:
+    if changes is not None:
+        same = {c.file for c in changes if c.unchanged}
+        reviews = [r for r in reviews if r.file not in same]
+    found = [("error", error, {"title": "hwlint rule pack"}) for review in reviews for error in review.rule_errors]
+    ordered = sorted(reported(reviews), key=lambda r: (RANK[_kind(r)], repo_relative(r.file), r.line, r.column, r.rule_id))
+    for r in ordered:
         if r.status == "waived":  # shown, with its waiver, but only as a notice
-            kind, label, message = "notice", "waived", f"{r.message}\n\nWaiver: {r.reason}"
+            label, message = "waived", f"{r.message}\n\nWaiver: {r.reason}"
         else:
-            kind, label = COMMAND[r.severity], r.severity
+            label = r.severity
             message = f"{r.message}\n\nFix: {r.fix}" if r.fix else r.message
-        lines.append(annotation(
-            kind, message or r.title,
-            file=repo_relative(r.file), line=r.line, col=r.column, title=f"hwlint {r.rule_id} ({label})",
-        ))
-    lines += [annotation("error", error, title="hwlint rule pack") for review in reviews for error in review.rule_errors]
+        found.append((_kind(r), message or r.title, {"file": repo_relative(r.file), "line": r.line, "col": r.column,
+                                                     "title": f"hwlint {r.rule_id} ({label})"}))
+    lines = []
+    for kind in RANK:
+        mine = [f for f in found if f[0] == kind]
+        shown = mine if len(mine) <= PER_STEP else mine[:PER_STEP - 1]
+        lines += [annotation(k, message, **props) for k, message, props in shown]
+        if len(mine) > len(shown):
+            left = len(mine) - len(shown)
+            lines.append(annotation(kind, f"{left} more {kind} annotation{'s' if left != 1 else ''} not shown: GitHub shows "
+                                    f"{PER_STEP} per kind and step. The job log and the review summary list every finding.",
+                                    title=f"hwlint: {left} more"))
     return "".join(line + "\n" for line in lines)
+
+
+def _kind(r) -> str:
+    return "notice" if r.status == "waived" else COMMAND[r.severity]

@@ -1,13 +1,20 @@
 """SARIF 2.1.0, in the subset GitHub code scanning reads.
 
-- `tool.driver.rules`: every rule of the pack (plus the manifest-file checks that fired),
-  with name, short and full description, help, and the default level from its severity.
-  `helpUri` is set only when the rule's first source with a URL has one; hwlint invents none.
+- `tool.driver.rules`: every rule of the pack (plus the file and waiver checks that fired),
+  with name, short and full description, help as plain text and as Markdown (what the rule
+  checks, why, a failing and a fixed snippet, the fix and its sources: the text of
+  docs/rules.md, with templates shown as <placeholders>), `helpUri` to the rule's section of
+  docs/rules.md, and the default level from its severity.
 - `results`: the failures, and waived failures carrying an in-source suppression (the waiver
   lives in the manifest). Location: the manifest's path from the repository root, and the
-  line and column of the YAML key the rule points at (columns count code points).
-- `partialFingerprints`: a hash of rule id and manifest path (diff.key), never the line, so
-  moving unrelated lines keeps every alert the same alert.
+  line and column of the YAML key the rule points at, to the end of the key (columns count
+  code points).
+- `partialFingerprints`: a hash of rule id and manifest path (diff.key), never the line or its
+  text, so moving unrelated lines or editing the value keeps every alert the same alert. It
+  fills `primaryLocationLineHash` too: given it, codeql-action does not compute its own from
+  the text of the line (which changes with every edited value).
+- `invocations`: `executionSuccessful` is false when a manifest could not be read or the
+  rule pack failed, with a notification for each; `automationDetails` names the category.
 
 Plain-text SARIF messages treat `[text](target)` as a link, so brackets and backslashes that
 came from a manifest are escaped as the specification asks.
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote
 
@@ -26,13 +34,16 @@ from linter.results import Result, layer_name, one_line
 from linter.engine.review import Review
 from linter.engine.rules import Rule, RulePack, pack_digest
 from linter.report import reported
-from linter.report.json import ITEMS, stream_dumps
+from linter.report.json import ITEMS, dumps, stream_dumps
 from linter.report.location import repo_relative
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "info": "recommendation"}
 FINGERPRINT = "hwlintFinding/v1"
+AUTOMATION_ID = "hwlint/"  # the category before the last slash; upload-sarif's `category` input overrides it
+# The rule reference the alerts link to: the docs/rules.md of this hwlint version.
+RULES_URL = f"https://github.com/your-org/hwlint/blob/v{__version__}/docs/rules.md"
 
 
 def text(value: str) -> str:
@@ -44,25 +55,20 @@ def _name(title: str) -> str:
     return "".join(word[:1].upper() + word[1:] for word in re.findall(r"[A-Za-z0-9]+", title)) or "Rule"
 
 
-def _help_uri(rule: Rule, references: dict[str, dict[str, Any]]) -> str | None:
-    for cite in rule.spec.cite:
-        url = str(references.get(cite, {}).get("url") or "")
-        if url.startswith(("https://", "http://")):
-            return url
-    return None
+def _descriptor(rule: Rule, pack: RulePack) -> dict[str, Any]:
+    from linter.report.docs import rule_markdown, rule_text
 
-
-def _descriptor(rule: Rule, references: dict[str, dict[str, Any]]) -> dict[str, Any]:
     spec = rule.spec
-    sources = [references.get(c, {}) for c in spec.cite]
-    source_lines = [f"- {s.get('title', c)} ({s.get('publisher', '')}, {s.get('year', '')})" for c, s in zip(spec.cite, sources)]
     full = one_line(spec.why or spec.title)
-    descriptor: dict[str, Any] = {
+    plain = rule_text(rule, pack).rsplit("\n\nDefined in ", 1)[0]  # not the rule file's path on this machine
+    markdown = rule_markdown(rule, pack).replace("](#ref-", f"]({RULES_URL}#ref-")
+    return {
         "id": spec.id,
         "name": _name(spec.title),
         "shortDescription": {"text": spec.title},
         "fullDescription": {"text": full},
-        "help": {"text": f"{full}\n\nFix: {one_line(spec.fix)}\n\nSources:\n" + "\n".join(source_lines)},
+        "help": {"text": plain, "markdown": markdown},
+        "helpUri": f"{RULES_URL}#{spec.id.lower()}",
         "defaultConfiguration": {"level": LEVEL[spec.severity]},
         "properties": {
             "tags": ["hwlint", layer_name(rule.layer)],
@@ -70,30 +76,69 @@ def _descriptor(rule: Rule, references: dict[str, dict[str, Any]]) -> dict[str, 
             "tiers": spec.tiers if isinstance(spec.tiers, list) else [spec.tiers],
         },
     }
-    uri = _help_uri(rule, references)
-    if uri:
-        descriptor["helpUri"] = uri
-    return descriptor
 
 
 def _extra_descriptor(r: Result) -> dict[str, Any]:
-    """A check that is not a pack rule (the manifest file itself, waivers): described by its result."""
+    """A check that is not a pack rule (the manifest file itself, waivers), described from
+    docs.FILE_CHECKS as docs/rules.md describes it."""
+    from linter.report.docs import FILE_CHECKS, file_check_markdown
+
     layer = layer_name(r.layer)
-    return {
+    title, means, fix = FILE_CHECKS.get(r.rule_id, (r.title, f"{r.title} ({layer.lower()}).", "See the message."))
+    descriptor = {
         "id": r.rule_id,
-        "name": _name(f"{layer} {r.rule_id}"),
-        "shortDescription": {"text": r.title},
-        "fullDescription": {"text": f"{r.title} ({layer.lower()})."},
+        "name": _name(f"{layer} {title}"),
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": means},
+        "help": {"text": f"{r.rule_id}: {title}\n\n{means}\n\nFix: {fix}",
+                 "markdown": file_check_markdown(r.rule_id) if r.rule_id in FILE_CHECKS else f"**{title}**\n\n{means}"},
         "defaultConfiguration": {"level": LEVEL[r.severity]},
         "properties": {"tags": ["hwlint", layer], "problem.severity": PROBLEM_SEVERITY[r.severity]},
     }
+    if r.rule_id in FILE_CHECKS:
+        descriptor["helpUri"] = f"{RULES_URL}#{r.rule_id.lower()}"
+    return descriptor
 
 
 def fingerprint(result: Result) -> str:
     return hashlib.sha256("\0".join(key(result)).encode()).hexdigest()[:32]
 
 
-def _result(r: Result, index: int) -> dict[str, Any]:
+def line_hash(result: Result) -> str:
+    """`primaryLocationLineHash`, GitHub's form (hash:occurrence), from the rule, the file and
+    the manifest path: the same when the value on the line, or the lines around it, change."""
+    digest = hashlib.sha256("\0".join(("line", *key(result))).encode()).hexdigest()[:16]
+    return f"{digest}:1"
+
+
+def _region(r: Result, lines: Any) -> dict[str, int]:
+    """The key the finding points at, from its first character to its last, when the line
+    holds that key there (the position may be of a list item or an ancestor instead)."""
+    line, column = max(1, r.line), max(1, r.column)
+    region = {"startLine": line, "startColumn": column}
+    last = (r.path or "").rsplit(".", 1)[-1]
+    text = lines(r.file)
+    if last and not last.endswith("]") and len(text) >= line:
+        at = text[line - 1][column - 1:]
+        if at.startswith(last) and at[len(last):].lstrip(" ").startswith(":"):
+            region.update(endLine=line, endColumn=column + len(last))
+    return region
+
+
+def _source_lines() -> Any:
+    from functools import lru_cache
+
+    @lru_cache(maxsize=64)
+    def lines(file: str) -> list[str]:
+        try:
+            return Path(file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError, ValueError):
+            return []
+
+    return lines
+
+
+def _result(r: Result, index: int, lines: Any) -> dict[str, Any]:
     message = f"{r.message} Fix: {r.fix}" if r.fix else r.message
     out: dict[str, Any] = {
         "ruleId": r.rule_id,
@@ -103,10 +148,10 @@ def _result(r: Result, index: int) -> dict[str, Any]:
         "locations": [{
             "physicalLocation": {
                 "artifactLocation": {"uri": quote(repo_relative(r.file), safe="/"), "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": max(1, r.line), "startColumn": max(1, r.column)},
+                "region": _region(r, lines),
             },
         }],
-        "partialFingerprints": {FINGERPRINT: fingerprint(r)},
+        "partialFingerprints": {FINGERPRINT: fingerprint(r), "primaryLocationLineHash": line_hash(r)},
         "properties": {"manifestPath": r.path, "layer": layer_name(r.layer), "facts": r.facts},
     }
     if r.status == "waived" and r.waiver:
@@ -116,7 +161,7 @@ def _result(r: Result, index: int) -> dict[str, Any]:
 
 def _rules(reviews: list[Review], pack: RulePack) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The rule descriptors (the pack's, then the other checks that fired) and each id's index."""
-    rules = [_descriptor(rule, pack.references) for rule in pack.rules]
+    rules = [_descriptor(rule, pack) for rule in pack.rules]
     index = {d["id"]: i for i, d in enumerate(rules)}
     for r in reported(reviews):
         if r.rule_id not in index:
@@ -125,35 +170,58 @@ def _rules(reviews: list[Review], pack: RulePack) -> tuple[list[dict[str, Any]],
     return rules, index
 
 
-def document(reviews: list[Review], pack: RulePack, results: list[Any] | None = None) -> dict[str, Any]:
-    """The SARIF log; `results` stands in for the results when given (streaming)."""
+def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]], results: list[Any]) -> dict[str, Any]:
+    notifications = [_notification(e) for review in reviews for e in review.rule_errors]
+    for review in reviews:
+        if review.unreadable:
+            notifications += [_notification(f"{repo_relative(r.file)}: {r.message}", r) for r in review.file_findings]
+    return _log(rules, results, notifications, pack_digest(pack))
+
+
+def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
     rules, index = _rules(reviews, pack)
-    errors = [e for review in reviews for e in review.rule_errors]
-    return {
-        "$schema": SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "hwlint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "rules": rules,
-                "properties": {"rulePackDigest": pack_digest(pack)},
-            }},
-            "invocations": [{
-                "executionSuccessful": not errors,
-                "toolExecutionNotifications": [{"level": "error", "message": {"text": text(e)}} for e in errors],
-            }],
-            "columnKind": "unicodeCodePoints",
-            "results": results if results is not None else [_result(r, index[r.rule_id]) for r in reported(reviews)],
-        }],
-    }
+    lines = _source_lines()
+    return _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)])
 
 
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None]) -> None:
     """The log, written one result at a time (the results come last in it)."""
-    _, index = _rules(reviews, pack)
-    stream_dumps(document(reviews, pack, results=[ITEMS]), (_result(r, index[r.rule_id]) for r in reported(reviews)), write)
+    rules, index = _rules(reviews, pack)
+    lines = _source_lines()
+    stream_dumps(_document(reviews, pack, rules, [ITEMS]),
+                 (_result(r, index[r.rule_id], lines) for r in reported(reviews)), write)
+
+
+def _notification(message: str, where: Result | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"level": "error", "message": {"text": text(one_line(message))}}
+    if where is not None:
+        out["locations"] = [{"physicalLocation": {
+            "artifactLocation": {"uri": quote(repo_relative(where.file), safe="/"), "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": max(1, where.line), "startColumn": max(1, where.column)}}}]
+    return out
+
+
+def _log(rules: list, results: list, notifications: list, digest: str | None) -> dict[str, Any]:
+    driver: dict[str, Any] = {"name": "hwlint", "version": __version__, "semanticVersion": __version__,
+                              "informationUri": RULES_URL, "rules": rules}
+    if digest:
+        driver["properties"] = {"rulePackDigest": digest}
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": driver},
+            "automationDetails": {"id": AUTOMATION_ID},
+            "invocations": [{"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def failed(message: str) -> str:
+    """The log of a run that ended in an internal error: no results, execution unsuccessful."""
+    return dumps(_log([], [], [_notification(message)], None))
 
 
 def render(reviews: list[Review], pack: RulePack) -> str:

@@ -1,0 +1,165 @@
+"""SARIF for GitHub code scanning: valid against the OASIS SARIF 2.1.0 schema (from the shared
+specs folder) and within the subset and limits GitHub documents for uploads ("SARIF support
+for code scanning"), as written down in `github_problems` below. Help without template syntax,
+links to the rule's section of docs/rules.md, end positions, execution status, and alerts that
+stay the same alert when a value on their line is edited."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, ROOT
+
+SARIF_SCHEMA = ROOT.parent / "shared" / "specs" / "sarif-schema-2.1.0.json"
+FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
+TEMPLATE = re.compile(r"\{\{|\{%|%\}|\{#")  # "}}" alone closes nested YAML flow mappings in examples
+
+
+def github_problems(doc: dict) -> list[str]:
+    """What GitHub's upload checks and alert pages need, beyond the schema."""
+    problems = []
+    runs = doc.get("runs", [])
+    if doc.get("version") != "2.1.0" or len(runs) != 1:
+        problems.append("one run of SARIF 2.1.0 per upload")
+    for run in runs:
+        driver = run["tool"]["driver"]
+        if not driver.get("name"):
+            problems.append("tool.driver.name is required")
+        if not str(run.get("automationDetails", {}).get("id", "")).strip():
+            problems.append("automationDetails.id names the category")
+        rules = driver.get("rules", [])
+        if len(rules) > 25_000 or len(run["results"]) > 25_000:
+            problems.append("at most 25,000 rules and results per run")
+        ids = [r["id"] for r in rules]
+        if len(ids) != len(set(ids)):
+            problems.append("rule ids are unique")
+        for rule in rules:
+            where = f"rule {rule['id']}"
+            for field in ("shortDescription", "fullDescription"):
+                if not rule.get(field, {}).get("text"):
+                    problems.append(f"{where}: {field}.text is shown at the top of the alert")
+            help_ = rule.get("help", {})
+            if not help_.get("text") or not help_.get("markdown"):
+                problems.append(f"{where}: help.text and help.markdown")
+            for value in (help_.get("text", ""), help_.get("markdown", ""), rule.get("fullDescription", {}).get("text", "")):
+                if TEMPLATE.search(value):
+                    problems.append(f"{where}: template syntax in the help: {TEMPLATE.search(value)[0]}")
+            if not str(rule.get("helpUri", "")).startswith("https://"):
+                problems.append(f"{where}: helpUri is an https address")
+            if len(rule.get("properties", {}).get("tags", [])) > 20:
+                problems.append(f"{where}: at most 20 tags")
+            if rule.get("defaultConfiguration", {}).get("level") not in ("error", "warning", "note", "none"):
+                problems.append(f"{where}: level")
+        for result in run["results"]:
+            where = f"result {result.get('ruleId')}"
+            if not result.get("message", {}).get("text"):
+                problems.append(f"{where}: message.text is required")
+            if rules[result["ruleIndex"]]["id"] != result["ruleId"]:
+                problems.append(f"{where}: ruleIndex points at its rule")
+            locations = result.get("locations", [])
+            if not 1 <= len(locations) <= 20:
+                problems.append(f"{where}: one to 20 locations")
+            for location in locations:
+                physical = location["physicalLocation"]
+                uri = physical["artifactLocation"]["uri"]
+                if re.match(r"^[a-z]+:|^/", uri) or physical["artifactLocation"].get("uriBaseId") != "%SRCROOT%":
+                    problems.append(f"{where}: uri {uri} relative to %SRCROOT%")
+                region = physical["region"]
+                if region.get("startLine", 0) < 1:
+                    problems.append(f"{where}: startLine")
+                if "endLine" in region and (region["endLine"] < region["startLine"] or
+                                            (region["endLine"] == region["startLine"] and region["endColumn"] <= region["startColumn"])):
+                    problems.append(f"{where}: the region ends after it starts")
+            if not re.match(r"^[0-9a-f]+:\d+$", result.get("partialFingerprints", {}).get("primaryLocationLineHash", "")):
+                problems.append(f"{where}: primaryLocationLineHash in GitHub's hash:occurrence form")
+    return problems
+
+
+def sarif(hwlint, *args: object, code: tuple = (0, 1)) -> dict:
+    run = hwlint("check", *args, "--format", "sarif")
+    assert run.code in code, run.err
+    return json.loads(run.out)
+
+
+def validate(doc: dict) -> list[str]:
+    if not SARIF_SCHEMA.exists():
+        pytest.skip(f"{SARIF_SCHEMA} is not here (it comes with the shared specs folder)")
+    from jsonschema import Draft4Validator
+
+    validator = Draft4Validator(json.loads(SARIF_SCHEMA.read_text()))
+    return [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(doc)] + github_problems(doc)
+
+
+def test_every_example_and_broken_input_passes_the_schema_and_githubs_rules(hwlint, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # outside a repository, paths are taken from the current folder
+    broken = tmp_path / "broken.hw.yaml"
+    broken.write_text("name: [unclosed\n")
+    waived = tmp_path / "waived.hw.yaml"
+    waived.write_text(FLAWED.read_text() + "\nwaivers:\n  - {rule: GPU002, reason: x}\n  - {rule: NOPE001, reason: y, approver: z, expires: 2027-01-01}\n")
+    doc = sarif(hwlint, *sorted(EXAMPLES.glob("*.hw.yaml")), broken.name, waived.name, code=(2,))
+    assert validate(doc) == []
+    ids = {r["ruleId"] for r in doc["runs"][0]["results"]}
+    assert {"YAML", "WVR001", "WVR002"} <= ids  # the pseudo-rules are described too
+
+
+def test_help_is_the_rule_reference_without_templates(hwlint):
+    doc = sarif(hwlint, FLAWED)
+    docs = (ROOT / "docs" / "rules.md").read_text()
+    for rule in doc["runs"][0]["tool"]["driver"]["rules"]:
+        anchor = rule["helpUri"].split("#", 1)[1]
+        assert rule["helpUri"].split("#")[0].endswith("/docs/rules.md") and f'<a id="{anchor}"></a>' in docs, rule["id"]
+        assert f"### {rule['id']}: " in rule["help"]["markdown"] and "Fix" in rule["help"]["text"]
+        assert "seed article" not in json.dumps(rule).lower()
+    by_id = {r["id"]: r for r in doc["runs"][0]["tool"]["driver"]["rules"]}
+    assert "<" in by_id["BUY001"]["help"]["text"]  # the fix's template values shown as <placeholders>
+
+
+def test_execution_is_unsuccessful_when_input_or_pack_fails(hwlint, tmp_path):
+    ok = sarif(hwlint, FLAWED)["runs"][0]["invocations"][0]
+    assert ok["executionSuccessful"] is True and ok["toolExecutionNotifications"] == []
+    broken = tmp_path / "broken.hw.yaml"
+    broken.write_text("name: [unclosed\n")
+    failed = sarif(hwlint, FLAWED, broken, code=(2,))["runs"][0]["invocations"][0]
+    assert failed["executionSuccessful"] is False
+    assert "broken.hw.yaml" in failed["toolExecutionNotifications"][0]["message"]["text"]
+    pack = tmp_path / "rules"
+    pack.mkdir()
+    (pack / "bad.yaml").write_text("rules: [{id: ORG001}]\n")
+    out = tmp_path / "out.sarif"
+    run = hwlint("check", FLAWED, "--rules", pack, "--format", f"sarif:{out}")
+    assert run.code == 2
+    doc = json.loads(out.read_text())
+    assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is False and doc["runs"][0]["results"] == []
+    assert validate(doc) == [] or all("rule " in p for p in validate(doc))  # no rules to describe
+
+
+def lines_of(doc: dict) -> dict[str, dict]:
+    return {r["ruleId"]: r for r in doc["runs"][0]["results"]}
+
+
+def test_end_positions_cover_the_key(hwlint):
+    text = FLAWED.read_text().splitlines()
+    for result in sarif(hwlint, FLAWED)["runs"][0]["results"]:
+        region = result["locations"][0]["physicalLocation"]["region"]
+        if "endColumn" in region:
+            key = text[region["startLine"] - 1][region["startColumn"] - 1:region["endColumn"] - 1]
+            assert key == result["properties"]["manifestPath"].rsplit(".", 1)[-1], (result["ruleId"], key)
+
+
+def test_an_edited_value_keeps_its_alert(hwlint, tmp_path):
+    # GPU001 points at the GPU memory line: a different (still too small) value, and lines added above
+    edited = tmp_path / "flawed.hw.yaml"
+    source = FLAWED.read_text()
+    assert "it_capacity_kw: 60" in source
+    edited.write_text("# moved\n" + source.replace("it_capacity_kw: 60", "it_capacity_kw: 58"))
+    before, after = lines_of(sarif(hwlint, FLAWED)), lines_of(sarif(hwlint, edited))
+    assert before.keys() == after.keys()
+    for rule_id in before:
+        assert before[rule_id]["partialFingerprints"] == after[rule_id]["partialFingerprints"], rule_id
+    assert before["PWR001"]["message"] != after["PWR001"]["message"]  # the value did change
+    hashes = [r["partialFingerprints"]["primaryLocationLineHash"] for r in before.values()]
+    assert len(set(hashes)) == len(hashes)
