@@ -155,7 +155,9 @@ def test_a_file_that_is_not_a_manifest_is_named_by_its_kind_only(hwlint, name):
     for fmt in ("text", "markdown", "json", "sarif", "github"):
         run = hwlint("check", CORPUS / name, "--format", fmt)
         assert run.code == 1
-        leaked = [w for w in words if w in run.out + run.err]
+        # words the report holds anyway (the SARIF links to the rule reference on github.com) are no leak
+        always = hwlint("check", EXAMPLES / "single-node-finetune.hw.yaml", "--format", fmt).out
+        leaked = [w for w in words if w in run.out + run.err and w not in always]
         assert not leaked, (fmt, leaked)
 
 
