@@ -7,6 +7,11 @@ reviews come back in the order the files were given: the report is exactly what 
 process writes. Below MIN_PARALLEL files, where fork is not the platform's safe default
 (only Linux uses it), on one CPU, or with HWLINT_JOBS=1, everything runs in this process;
 HWLINT_JOBS=N caps the workers.
+
+Workers only pay when CPUs are idle: each review travels back pickled (about a quarter of
+its own cost), so on a machine whose other jobs already keep the CPUs busy, workers make
+the run slower, not faster. Without HWLINT_JOBS, the workers are as many as the CPUs the
+one-minute load average leaves idle, and none below two.
 """
 
 from __future__ import annotations
@@ -43,7 +48,13 @@ def _jobs(count: int) -> int:
         return 1
     wanted = os.environ.get("HWLINT_JOBS", "")
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(int(wanted) if wanted.isdigit() else cpus, cpus))
+    if wanted.isdigit():
+        return max(1, min(int(wanted), cpus))
+    try:
+        idle = int(cpus - os.getloadavg()[0] + 0.5)
+    except OSError:
+        idle = cpus
+    return min(cpus, idle) if idle >= 2 else 1
 
 
 def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress: Callable[[int], None] | None = None) -> list[Any] | None:
@@ -51,8 +62,11 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    import gc
+
     global _work
     _work = work
+    gc.freeze()  # the pack and the rest stay shared with the workers, not copied by their collector
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
             out = []
@@ -65,6 +79,7 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress
         return None
     finally:
         _work = ()
+        gc.unfreeze()
 
 
 def _review_one(path: str) -> Any:
