@@ -207,8 +207,17 @@ const github = {
   } },
 };
 const context = { repo: { owner: 'acme', repo: 'clusters' }, issue: { number: 7 } };
+if (state.status) {  // the API refuses writes, as it does for a fork's read-only token
+  for (const name of ['updateComment', 'createComment']) {
+    github.rest.issues[name] = async () => { const e = new Error('Resource not accessible by integration'); e.status = state.status; throw e; };
+  }
+}
+const core = {
+  notice: (text) => calls.push(['notice', text]),
+  summary: { addRaw(text) { calls.push(['summary', text]); return this; }, write: async () => {} },
+};
 const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
-new AsyncFunction('github', 'context', 'require', script)(github, context, require)
+new AsyncFunction('github', 'context', 'core', 'require', script)(github, context, core, require)
   .then(() => console.log(JSON.stringify(calls)))
   .catch((error) => { console.error(error); process.exit(1); });
 """
@@ -241,3 +250,39 @@ def test_comment_script_updates_its_own_comment_in_place(tmp_path, existing, exp
         assert params["comment_id"] == 12  # the bot's comment, not the person's
     else:
         assert params["issue_number"] == 7
+
+
+def run_comment_script(tmp_path, state: dict) -> list:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed; the comment script runs on GitHub's runners in node")
+    comment = next(s for s in load(WORKFLOW)["jobs"]["review"]["steps"] if "github-script" in str(s.get("uses", "")))
+    (tmp_path / "script.js").write_text(comment["with"]["script"])
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    (tmp_path / "harness.js").write_text(COMMENT_HARNESS)
+    review = tmp_path / "review.md"
+    review.write_text("# hwlint review: x\n")
+    proc = subprocess.run([node, str(tmp_path / "harness.js"), str(tmp_path / "script.js"), str(tmp_path / "state.json")],
+                          capture_output=True, text=True, env={**os.environ, "REVIEW": str(review)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_comment_posted_with_a_personal_token_is_found_by_its_marker(tmp_path):
+    calls = run_comment_script(tmp_path, {"comments": [
+        {"id": 21, "user": {"type": "User"}, "body": "> <!-- hwlint-review -->\nquoted"},
+        {"id": 22, "user": {"type": "User"}, "body": "<!-- hwlint-review -->\nold review"}]})
+    (write,) = [c for c in calls if c[0] in ("create", "update")]
+    assert write[0] == "update" and write[1]["comment_id"] == 22
+
+
+def test_a_read_only_token_falls_back_to_the_job_summary(tmp_path):
+    calls = run_comment_script(tmp_path, {"comments": [], "status": 403})
+    kinds = [c[0] for c in calls]
+    assert "notice" in kinds and "summary" in kinds  # and the script itself succeeds
+    assert next(c for c in calls if c[0] == "summary")[1].startswith("<!-- hwlint-review -->")
+
+
+def test_one_run_per_pull_request_at_a_time():
+    group = load(WORKFLOW)["concurrency"]
+    assert "pull_request.number" in group["group"] and group["cancel-in-progress"] is True
