@@ -96,13 +96,16 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     review.facts = facts
     primary = _primary_pool(data, facts)
     holding = review.conditions = conditions(pack, data, facts)
-    for rule in pack.rules:
-        if selected is not None and not selected(rule.id):
-            continue
-        result = evaluate(rule, doc, data, facts, primary, review.tier, holding)
-        if result.status == "pending" and result.reason.startswith("rule error"):
-            review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
-        review.results.append(result)
+    from linter.engine.sandbox import pack_budget
+
+    with pack_budget():  # the whole pack shares one budget per manifest, besides each rule's own
+        for rule in pack.rules:
+            if selected is not None and not selected(rule.id):
+                continue
+            result = evaluate(rule, doc, data, facts, primary, review.tier, holding)
+            if result.status == "pending" and result.reason.startswith("rule error"):
+                review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
+            review.results.append(result)
     apply_waivers(review.results, doc, data.get("waivers", []), pack, today())
     return review
 
@@ -197,7 +200,7 @@ def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
 
 def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str,
              holding: dict[str, str] | None = None) -> Result:
-    from linter.engine.sandbox import Missing, MissingData, Recorder, time_budget, wrap
+    from linter.engine.sandbox import Missing, MissingData, Recorder, RuleTimeout, time_budget, wrap
 
     spec = rule.spec
     recorder = Recorder()
@@ -215,6 +218,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
     def locate() -> None:
         try:
             result.path = rule.at.render(**scope).strip()
+        except RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback
+            raise
         except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
             result.path = spec.at.split("{")[0].rstrip(".[")
         result.line, result.column = doc.position(undotted(result.path) if result.path else ())
@@ -231,26 +236,27 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         result.line, result.column = 1, 1
         return result
     try:
-        with time_budget():  # one budget for all of the rule's expressions and templates
-            applies = rule.when(**scope)
-            if not applies:
-                result.status = "skipped"
-                result.reason = f"applies only when {spec.applies_when or spec.when}"
-                return result
-            holds = rule.require(**scope)
-            locate()
-            result.facts = _plain(recorder)
-            if holds:
-                return result
-            result.status = "fail"
-            result.message = one_line(rule.message.render(**scope))
-            result.fix = one_line(rule.fix.render(**scope))
-    except MissingData as exc:
-        locate()
-        result.status = "pending"
-        result.missing = sorted(set(exc.needs))
-        result.reason = "needs " + ", ".join(result.missing)
-        result.facts = _plain(recorder)
+        with time_budget():  # one budget for all of the rule's expressions and templates, `at` included
+            try:
+                applies = rule.when(**scope)
+                if not applies:
+                    result.status = "skipped"
+                    result.reason = f"applies only when {spec.applies_when or spec.when}"
+                    return result
+                holds = rule.require(**scope)
+                locate()
+                result.facts = _plain(recorder)
+                if holds:
+                    return result
+                result.status = "fail"
+                result.message = one_line(rule.message.render(**scope))
+                result.fix = one_line(rule.fix.render(**scope))
+            except MissingData as exc:
+                locate()
+                result.status = "pending"
+                result.missing = sorted(set(exc.needs))
+                result.reason = "needs " + ", ".join(result.missing)
+                result.facts = _plain(recorder)
     except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
         result.reason = f"rule error: {type(exc).__name__}: {exc}"

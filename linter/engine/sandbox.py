@@ -25,16 +25,20 @@ rule's error and goes on with the other rules.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
+import operator
 import re
 import signal
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterator
 
 from jinja2 import StrictUndefined, nodes, pass_eval_context
+from jinja2.compiler import CodeGenerator
 from jinja2.environment import Template, TemplateExpression
 from jinja2.exceptions import SecurityError
 from jinja2.filters import do_format, do_join, do_replace
@@ -49,6 +53,11 @@ MAX_TEXT = 1_000_000  # characters of any text a rule builds or renders
 MAX_INT_BITS = 4_096  # about 1,200 decimal digits
 MAX_FORMAT_WIDTH = 100
 TIME_BUDGET = 2.0  # seconds one expression or template may run
+PACK_BUDGET = 10.0  # seconds the whole rule pack may run on one manifest
+# The most a single C-level operation may be handed: items plus characters, counted through
+# nested lists and mappings. `==`, `in`, `.count()`, sorting, `str()` and every filter see
+# their operands weighed first, so no one call runs long where the timer cannot stop it.
+MAX_WEIGHT = 1_000_000
 
 # Filters a rule may use (Jinja's own, minus those that build unbounded text or reach
 # attributes directly); `join`, `replace` and `format` are replaced by bounded versions.
@@ -212,6 +221,7 @@ class RuleTimeout(SecurityError):
 
 class _Budget(threading.local):
     armed = False
+    deadline: float | None = None  # the pack's, for the manifest under review
 
 
 _budget = _Budget()
@@ -229,7 +239,16 @@ def time_budget(seconds: float = TIME_BUDGET) -> Iterator[None]:
     """Stop the code inside after `seconds` with RuleTimeout. Needs SIGALRM and the main
     thread; left off when the host program had its own SIGALRM handler. An inner budget
     inside an armed one does nothing."""
-    if _budget.armed or not _alarm["usable"] or threading.current_thread() is not threading.main_thread():
+    if _budget.armed:
+        yield
+        return
+    if _budget.deadline is not None:
+        left = _budget.deadline - time.monotonic()
+        if left <= 0:
+            raise RuleTimeout(f"the rule pack ran for more than {PACK_BUDGET:g} s on this manifest; "
+                              "this rule was not run")
+        seconds = min(seconds, left)
+    if not _alarm["usable"] or threading.current_thread() is not threading.main_thread():
         yield
         return
     if not _alarm["installed"]:
@@ -246,6 +265,18 @@ def time_budget(seconds: float = TIME_BUDGET) -> Iterator[None]:
     finally:
         _budget.armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+@contextmanager
+def pack_budget(seconds: float = PACK_BUDGET) -> Iterator[None]:
+    """Every rule run inside shares `seconds` in all: each rule's own budget is cut to what
+    is left, and once none is left the remaining rules are not run (a rule error each)."""
+    outer = _budget.deadline
+    _budget.deadline = time.monotonic() + seconds if outer is None else outer
+    try:
+        yield
+    finally:
+        _budget.deadline = outer
 
 
 class BoundedTemplate(Template):
@@ -280,10 +311,121 @@ def _refuse_long(value: Any, what: str) -> Any:
     return value
 
 
+_SCALARS = frozenset((int, float, bool, type(None), str))
+_FLAT = (list, tuple, set, frozenset)
+
+
+def weigh(value: Any, limit: int = MAX_WEIGHT) -> int:
+    """Items plus characters in `value`, through nested lists, tuples, sets and dicts; a
+    SecurityError past `limit`. Manifest views (Scope, ScopeList) count as one: comparing
+    or printing them runs Python code, which the timer stops."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return len(value) + 1 if kind is str else 1
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 1
+        elif isinstance(item, _FLAT):
+            total += 1
+            stack.extend(item)
+        elif isinstance(item, dict):
+            total += 1
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        else:
+            total += 1
+        if total > limit:
+            raise SecurityError(f"a value of more than {limit:,} items and characters is over the limit "
+                                "for one operation")
+    return total
+
+
+def _weigh_all(values: Any) -> None:
+    for value in values:
+        if type(value) not in _SCALARS:
+            weigh(value)
+
+
+_COMPARE = {
+    "eq": operator.eq, "ne": operator.ne, "gt": operator.gt, "gteq": operator.ge,
+    "lt": operator.lt, "lteq": operator.le,
+    "in": lambda a, b: a in b, "notin": lambda a, b: a not in b,
+}
+
+
+def compare(left: Any, *rest: Any) -> Any:
+    """`left op1 right1 op2 right2 ...` as Python chains it, each operand weighed first."""
+    result: Any = True
+    for index in range(0, len(rest), 2):
+        op, right = rest[index], rest[index + 1]
+        if type(left) not in _SCALARS or type(right) not in _SCALARS:
+            weigh(left)
+            weigh(right)
+        result = _COMPARE[op](left, right)
+        if not result:
+            return result
+        left = right
+    return result
+
+
+class _Generator(CodeGenerator):
+    """Jinja's code generator, except that comparisons go through `compare`."""
+
+    def visit_Compare(self, node: nodes.Compare, frame: Any) -> None:
+        self.write("environment.hwlint_compare(")
+        self.visit(node.expr, frame)
+        for operand in node.ops:
+            self.write(f", {operand.op!r}, ")
+            self.visit(operand.expr, frame)
+        self.write(")")
+
+
+def _bounded_items(items: Any) -> Iterator[Any]:
+    count = chars = 0
+    for item in items:
+        count += 1
+        if isinstance(item, str):
+            chars += len(item)
+        if count > MAX_TEXT or chars > MAX_TEXT:
+            raise SecurityError(f"a filter's result is over the limit of {MAX_TEXT:,} items or characters")
+        yield item
+
+
+def _guarded(name: str, function: Any) -> Any:
+    """`function` (a filter) with its operands weighed first and its result bounded as it is built."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        _weigh_all(args)
+        _weigh_all(kwargs.values())
+        if name == "sum" and not isinstance(kwargs.get("start", args[3] if len(args) > 3 else 0), (int, float)):
+            raise SecurityError("sum adds numbers only")
+        result = function(*args, **kwargs)
+        kind = type(result)
+        if kind in _SCALARS and kind is not str:
+            return result
+        if isinstance(result, (str, list, tuple)):
+            return _refuse_long(result, f"the result of {name}")
+        if hasattr(result, "__next__"):
+            return _bounded_items(result)
+        return result
+
+    return run
+
+
+def _finalize(value: Any) -> Any:
+    """Every `{{ }}` output is weighed before Jinja turns it into text."""
+    if type(value) not in _SCALARS:
+        weigh(value)
+    return value
+
+
 def _check_format(fmt: Any) -> None:
     if not isinstance(fmt, str):
         return
-    for width, precision in re.findall(r"%[-+ #0]*(\*|[0-9]+)?(?:\.(\*|[0-9]+))?", fmt):
+    for width, precision in re.findall(r"%(?:\([^)]*\))?[-+ #0]*(\*|[0-9]+)?(?:\.(\*|[0-9]+))?", fmt):
         for number in (width, precision):
             if number == "*" or (number and int(number) > MAX_FORMAT_WIDTH):
                 raise SecurityError(f"a format width or precision of {number} is over the limit of {MAX_FORMAT_WIDTH}")
@@ -334,14 +476,18 @@ def _check_binop(operator: str, left: Any, right: Any) -> None:
             raise SecurityError(f"a sequence of {len(left) + len(right):,} items is over the limit of {MAX_TEXT:,}")
     elif operator == "%" and isinstance(left, str):
         _check_format(left)
+        if type(right) not in _SCALARS:
+            weigh(right)
 
 
 class RuleEnvironment(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset(["**", "*", "+", "%"])
     template_class = BoundedTemplate
+    code_generator_class = _Generator
 
     def __init__(self) -> None:
-        super().__init__(undefined=Missing, autoescape=False, keep_trailing_newline=False)
+        super().__init__(undefined=Missing, autoescape=False, keep_trailing_newline=False, finalize=_finalize)
+        self.hwlint_compare = compare
         self.globals = {
             "range": _safe_range,
             "ceil": math.ceil,
@@ -352,6 +498,7 @@ class RuleEnvironment(ImmutableSandboxedEnvironment):
         }
         self.filters = {name: self.filters[name] for name in FILTERS}
         self.filters.update(num=num, join=_bounded_join, replace=_bounded_replace, format=_bounded_format)
+        self.filters = {name: _guarded(name, f) for name, f in self.filters.items()}
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if isinstance(obj, Scope):
@@ -384,6 +531,9 @@ class RuleEnvironment(ImmutableSandboxedEnvironment):
         if not allowed:
             name = getattr(__obj, "__name__", type(__obj).__name__)
             raise SecurityError(f"{name}() cannot be called in a rule; rules may call {', '.join(__self.globals)} and read-only methods")
+        owner = getattr(__obj, "__self__", None)
+        if type(owner) not in _SCALARS or args or kwargs:
+            _weigh_all((owner, *args, *kwargs.values()))
         return _refuse_long(super().call(__context, __obj, *args, **kwargs), "a result")
 
 
