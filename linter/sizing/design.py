@@ -190,7 +190,10 @@ def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[st
     power = f["power"]
     node_kw = power["node_kw"]["gpu"]
     it_kw = power["it_kw"]
-    row.design["node_kw"] = node_kw
+    complete = _known(it_kw)
+    if not complete and _known(power.get("it_kw_known")) and power["it_kw_known"]:
+        it_kw = power["it_kw_known"]  # the known part (e.g. switches without a power figure): a lower bound
+    row.design["node_kw"] = node_kw if _known(node_kw) else None
     if not _known(it_kw):
         row.design["it_kw"] = None
         if goal.facility_kw:
@@ -199,17 +202,20 @@ def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[st
             manifest["facility"] = facility
         return
     row.design["it_kw"] = it_kw
+    row.design["it_complete"] = complete
+    at_least = "" if complete else "at least "
     keep = power["facility_limit_kw"] / PROBE  # the share of a capacity the policy lets the load use
     if goal.facility_kw:
         facility["it_capacity_kw"] = goal.facility_kw
         if it_kw > goal.facility_kw * keep:
-            raise Infeasible(f"power: {it_kw:,.1f} kW at full load, but {goal.facility_kw:g} kW less "
+            raise Infeasible(f"power: {at_least}{it_kw:,.1f} kW at full load, but {goal.facility_kw:g} kW less "
                              f"{policy['power_headroom_pct']:g}% headroom is {goal.facility_kw * keep:,.1f} kW")
     else:
-        facility["it_capacity_kw"] = _up(it_kw / keep, 0)
-        notes["facility.it_capacity_kw"] = (f"derived: {it_kw:,.1f} kW at full load plus "
+        needed = power.get("capacity_needed_kw")
+        facility["it_capacity_kw"] = _up(needed if _known(needed) else it_kw / keep, 0)
+        notes["facility.it_capacity_kw"] = (f"derived: {at_least}{it_kw:,.1f} kW at full load plus "
                                             f"{policy['power_headroom_pct']:g}% headroom; the least that passes PWR001")
-    if budget:
+    if budget and _known(node_kw):
         limit = power["racks"][0]["budget_kw"]  # the maximum draw is compared with the budget itself (PWR002)
         per_rack = int(limit // node_kw)
         if per_rack < 1:
