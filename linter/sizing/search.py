@@ -133,8 +133,8 @@ def node_shape(gpu_name: str) -> tuple[str | None, dict[str, Any], int, list[str
         return system["name"], spec, spec["gpu"]["count"], []
     gpu = _spec(catalog.gpus[gpu_name])
     gpu["count"] = ASSUMED_PER_NODE
-    note = (f"no catalog system has the {gpu_name}: a server of {ASSUMED_PER_NODE} is assumed, and its power, "
-            "host RAM, disks and NICs are unknown until you name the server")
+    note = (f"no catalog system has the {gpu_name}: a server of {ASSUMED_PER_NODE} is assumed with chosen NICs; its power "
+            "is what the review estimates or lacks, its host RAM and disks are unknown until you name the server")
     return None, {"gpu": gpu}, ASSUMED_PER_NODE, [note]
 
 
