@@ -24,13 +24,28 @@ class Exit(Exception):
         self.code = code
 
 
+def _config(files: Sequence[str], config: str | None, isolated: bool) -> Any:
+    """The organisation config for `files` (see linter.manifest.config); a bad one ends the run."""
+    from linter.manifest.config import ConfigError, for_files
+
+    if config and isolated:
+        raise click.UsageError("--config and --isolated contradict each other; give one")
+    try:
+        return for_files(list(files), config, isolated)
+    except ConfigError as exc:
+        _error(f"hwlint: config error: {exc}")
+        raise Exit(2) from None
+
+
 def _ids(value: str | None) -> set[str]:
     return {v.strip().upper() for v in (value or "").split(",") if v.strip()}
 
 
-def _selector(select: str | None, ignore: str | None, pack: Any = None) -> Any:
-    """A predicate on rule ids from --select/--ignore (ids or prefixes). With the pack given,
-    an id or prefix that names no rule is a usage error: a typo must not check nothing."""
+def _check_patterns(select: str | None, ignore: str | None, pack: Any = None) -> Any:
+    """--select/--ignore (ids or prefixes) as a predicate on rule ids. With the pack given,
+    an id or prefix that names no rule is a usage error: a typo must not check nothing.
+    (The review itself uses linter.manifest.config.selection, which also says how a rule
+    was deselected.)"""
     import re
 
     chosen, dropped = _ids(select), _ids(ignore)
@@ -50,6 +65,13 @@ def _selector(select: str | None, ignore: str | None, pack: Any = None) -> Any:
                     hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
                     raise click.UsageError(f'{option}: no rule is named "{pattern}"{hint} (`hwlint rules list` shows them all)')
     return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
+
+
+def config_options(command: Any) -> Any:
+    """--config and --isolated, on every command that reviews a manifest."""
+    command = click.option("--isolated", is_flag=True, help="ignore every config file (.hwlint.yaml, [tool.hwlint])")(command)
+    return click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                        help="use this config file instead of the .hwlint.yaml or pyproject.toml found above the manifest")(command)
 
 
 def _load_pack(extra: Sequence[str]) -> Any:
@@ -223,11 +245,11 @@ def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, .
     return chosen
 
 
-def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any) -> list[Any]:
+def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any) -> list[Any]:
     from linter.engine.changes import BaseError, against_ref
 
     try:
-        return against_ref(reviews, ref, pack, tier, selected)
+        return against_ref(reviews, ref, pack, tier, selected, config)
     except BaseError as exc:
         _error(f"hwlint: {exc}")
         raise Exit(2) from None
@@ -266,15 +288,15 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
         click.option("--select", help="only these rule ids or prefixes, comma-separated (e.g. PWR,GPU001)"),
         click.option("--ignore", help="skip these rule ids or prefixes, comma-separated"),
         click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)"),
-        click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
-                     help="lowest severity that makes the exit code 1"),
+        click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
+                     help="lowest severity that makes the exit code 1 (default: the config's fail_on, else error)"),
         click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
                      help="write the report (each --format given without :PATH) to this file"),
         click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=format_help(formats)),
     ]
     for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
         command = option(command)
-    return command
+    return config_options(command)
 
 
 @cli.command()
@@ -289,27 +311,31 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
 @click.option("--color", "colour", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it)")
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
-          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str, verbose: bool, base: str | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, colour: str) -> None:
+          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, colour: str,
+          config_file: str | None, isolated: bool) -> None:
     """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
     - reads one manifest from standard input."""
     from linter.engine.bulk import review_files
+    from linter.manifest.config import selection
     from linter.report import write
 
     paths = manifest_files(files)
     outputs = _outputs(formats, output, inputs=[*files, *paths], rule_dirs=rule_dirs)
     try:
-        pack = _load_pack(rule_dirs)
-        selected = _selector(select, ignore, pack)
         stdin_name = stdin_filename or "-"
         on_disk = [p for p in paths if p != "-"]
+        config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
+        pack = _load_pack([*config.rules, *rule_dirs])
+        _check_patterns(select, ignore, pack)
+        selected = selection(config, select, ignore)
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
         try:
-            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress))
+            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress, config=config))
         finally:
             progress.close()
-        reviews = [_review_stdin(stdin_name, pack, tier, selected) if p == "-" else next(reviewed) for p in paths]
-        changes = _changes(reviews, base, pack, tier, selected) if base is not None else None
+        reviews = [_review_stdin(stdin_name, pack, tier, selected, config) if p == "-" else next(reviewed) for p in paths]
+        changes = _changes(reviews, base, pack, tier, selected, config) if base is not None else None
         for fmt, path in outputs:
             _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
                                       statistics=statistics),
@@ -326,11 +352,11 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
             if fmt == "sarif" and path:
                 _write(failed(f"hwlint could not review the manifests: {why}"), path, "sarif")
         raise
-    code = exit_code(reviews, fail_on)
+    code = exit_code(reviews, fail_on or config.fail_on or "error")
     raise Exit(0 if exit_zero and code == 1 else code)
 
 
-def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any) -> Any:
+def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None) -> Any:
     from linter.engine.review import not_loaded, review_document
     from linter.manifest.loader import MAX_BYTES, InputError, load_bytes
 
@@ -339,7 +365,7 @@ def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any) -> Any:
         doc = load_bytes(raw, name)
     except InputError as exc:
         return not_loaded(name, exc)
-    return review_document(doc, pack, tier, selected)
+    return review_document(doc, pack, tier, selected, config)
 
 
 @cli.command("diff")
@@ -347,7 +373,8 @@ def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any) -> Any:
 @click.argument("new", type=click.Path())
 @lambda command: review_options(command, DIFF_FORMATS)
 def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | None, tier: str | None,
-                 select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str) -> None:
+                 select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str | None,
+                 config_file: str | None, isolated: bool) -> None:
     """What changing manifest OLD into NEW does: findings introduced, resolved and still open
     (matched by rule and manifest path, not line), and how the budget moves.
 
@@ -356,17 +383,20 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     from linter.engine.changes import compare
     from linter.report import render_diff
     from linter.engine.review import review_file
+    from linter.manifest.config import selection
 
     outputs = _outputs(formats, output, allowed=DIFF_FORMATS, inputs=(old, new), rule_dirs=rule_dirs)
-    pack = _load_pack(rule_dirs)
-    selected = _selector(select, ignore, pack)
-    before, after = review_file(old, pack, tier, selected), review_file(new, pack, tier, selected)
+    config = _config([new], config_file, isolated)
+    pack = _load_pack([*config.rules, *rule_dirs])
+    _check_patterns(select, ignore, pack)
+    selected = selection(config, select, ignore)
+    before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config)
     changes = compare(before, after, old)
     for fmt, path in outputs:
         _write(render_diff(fmt, changes, after, pack), path, fmt)
     if after.unreadable or after.rule_errors:
         raise Exit(2)
-    threshold = SEVERITY_RANK[fail_on]
+    threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
     raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in changes.introduced) else 0)
 
 
@@ -489,8 +519,9 @@ def _write_schema_beside(schema_file: Path) -> str:
 # --- checklist, sign-off and verify (linter/signoff/) -----------
 
 
-def _reviewed(file: str, pack: Any, tier: str | None = None) -> tuple[Any, Any]:
+def _reviewed(file: str, pack: Any, tier: str | None = None, config: Any = None, on: Any = None) -> tuple[Any, Any]:
     """Load and review one manifest; a manifest that cannot be reviewed ends the command (exit 2)."""
+    from linter.manifest.config import selection
     from linter.manifest.loader import InputError, load_file
     from linter.engine.review import review_document
 
@@ -499,7 +530,8 @@ def _reviewed(file: str, pack: Any, tier: str | None = None) -> tuple[Any, Any]:
     except InputError as exc:
         _error(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}")
         raise Exit(2) from None
-    review = review_document(doc, pack, tier)
+    selected = selection(config, None, None) if config is not None else None
+    review = review_document(doc, pack, tier, selected, config, on)
     if review.file_findings:
         for r in review.file_findings:
             _error(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}")
@@ -508,40 +540,53 @@ def _reviewed(file: str, pack: Any, tier: str | None = None) -> tuple[Any, Any]:
     return doc, review
 
 
+ROLE_WORDS = ("finance", "facilities", "technical-lead")
+
+
 @cli.command()
 @click.argument("file", type=click.Path())
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the checklist to this file")
 @click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...]) -> None:
+@click.option("--role", type=click.Choice(ROLE_WORDS),
+              help="put this role's items and numbers first (finance: procurement; facilities: power and cooling; "
+                   "technical-lead: compute, network, storage)")
+@config_options
+def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...], role: str | None,
+              config_file: str | None, isolated: bool) -> None:
     """Write the sign-off checklist of manifest FILE: every rule as a Markdown task, grouped by
     layer, with the sign-off table. Exit 0 when written, whatever the items say."""
     from linter.signoff.checklist import render
 
     check_targets([output], [file], rule_dirs)
-    pack = _load_pack(rule_dirs)
-    doc, review = _reviewed(file, pack, tier)
-    _write(render(review, doc, pack), output, "markdown")
+    config = _config([file], config_file, isolated)
+    pack = _load_pack([*config.rules, *rule_dirs])
+    doc, review = _reviewed(file, pack, tier, config)
+    _write(render(review, doc, pack, config=config, role=role), output, "markdown")
     raise Exit(2 if review.rule_errors else 0)
 
 
 @cli.command()
 @click.argument("file", type=click.Path())
-@click.option("--role", required=True, help='the role signing, one of policy.signoff_roles (default "technical lead", "facilities", "finance")')
+@click.option("--role", required=True, help='the role signing: one of the config\'s signoff.roles or the manifest\'s '
+              'policy.signoff_roles (default "technical lead", "facilities", "finance")')
 @click.option("--name", required=True, help="who signs")
 @click.option("--sign-key", type=click.Path(dir_okay=False), help="also sign with this SSH private key (ssh-keygen -Y sign)")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tuple[str, ...]) -> None:
-    """Record ROLE's sign-off in manifest FILE, bound to its content and the rule pack.
-    Only the signoffs: section of the file is rewritten."""
+@config_options
+def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tuple[str, ...],
+            config_file: str | None, isolated: bool) -> None:
+    """Record ROLE's sign-off in manifest FILE, bound to its content, the rule pack and this
+    hwlint build. Only the signoffs: section of the file is rewritten."""
     from linter.engine.review import today
     from linter.engine.rules import pack_digest
     from linter.signoff.records import SignoffError, blocking, record_signoff
 
-    pack = _load_pack(rule_dirs)
-    _, review = _reviewed(file, pack)
+    config = _config([file], config_file, isolated)
+    pack = _load_pack([*config.rules, *rule_dirs])
+    _, review = _reviewed(file, pack, config=config)
     try:
-        record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key)
+        record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key, config)
     except SignoffError as exc:
         _error(f"hwlint: {exc}; {file} is unchanged")
         raise Exit(2) from None
@@ -550,32 +595,66 @@ def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tu
         raise Exit(2) from None
     signed = ", with an SSH signature" if "signature" in record else ""
     _echo(f"{shown(file)}: recorded the {role} sign-off by {name} on {record['date']}{signed} "
-               f"(manifest {record['manifest_digest'][:19]}…, rule pack {record['rule_pack_digest'][:19]}…)")
+          f"(manifest {record['manifest_digest'][:19]}…, rule pack {record['rule_pack_digest'][:19]}…, "
+          f"{record['tool']})")
     remaining = len(blocking(review.results))
     if remaining:
         _echo(f"note: {remaining} failing result{'s are' if remaining != 1 else ' is'} not waived; "
                    f"`hwlint verify {file}` will fail until they are fixed or waived", err=True)
 
 
+def _date(value: str | None) -> Any:
+    import datetime as dt
+
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date; give YYYY-MM-DD", param_hint="--as-of") from None
+
+
 @cli.command()
 @click.argument("file", type=click.Path())
 @click.option("--allowed-signers", type=click.Path(exists=True, dir_okay=False),
-              help="also require a good SSH signature on every sign-off (ssh-keygen -Y verify; git's format)")
+              help="also require a good SSH signature on every sign-off (ssh-keygen -Y verify; git's format); "
+                   "default: the config's signoff.allowed_signers")
+@click.option("--allow-pending", is_flag=True,
+              help="let error-severity rules that are still to confirm through (said in the output); never-skip "
+                   "rules (power and cooling headroom, checkpoint space, backup) must still be confirmed")
+@click.option("--as-of", "as_of", metavar="DATE",
+              help="judge date-dependent rules (quote and spec age, waiver expiry) as of DATE (YYYY-MM-DD), e.g. "
+                   "the signing date; what has gone stale since is still reported")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-def verify(file: str, allowed_signers: str | None, rule_dirs: tuple[str, ...]) -> None:
-    """Check the sign-offs recorded in manifest FILE: valid, stale (manifest or rule pack
-    changed) or missing. Exit 0 only when every required role holds a valid sign-off and no
-    failing result remains unwaived; 1 otherwise."""
+@config_options
+def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: str | None, rule_dirs: tuple[str, ...],
+           config_file: str | None, isolated: bool) -> None:
+    """Check the sign-offs recorded in manifest FILE: valid, stale (manifest, rule pack or
+    hwlint changed) or missing. Exit 0 only when every required role holds a valid
+    sign-off, no failing result remains unwaived, and no error-severity or never-skip rule
+    is still to confirm or deselected; 1 otherwise."""
+    from linter.engine.review import today
     from linter.engine.rules import pack_digest
-    from linter.signoff.records import SignoffError, check, report
+    from linter.signoff.records import Rules, SignoffError, check, report
 
-    pack = _load_pack(rule_dirs)
-    doc, review = _reviewed(file, pack)
+    on = _date(as_of)
+    if on is not None and on > today():
+        raise click.BadParameter(f"{as_of} is in the future (today is {today()})", param_hint="--as-of")
+    config = _config([file], config_file, isolated)
+    pack = _load_pack([*config.rules, *rule_dirs])
+    doc, review = _reviewed(file, pack, config=config, on=on)
+    rules = Rules({r.id for r in pack.rules if r.spec.never_skip}, review.deselected, allow_pending)
     try:
-        verdict = check(doc, pack_digest(pack), review.results, allowed_signers)
+        verdict = check(doc, pack_digest(pack), review.results, allowed_signers, config, rules)
     except SignoffError as exc:
         _error(f"hwlint: {exc}")
         raise Exit(2) from None
+    if on is not None:
+        _, now = _reviewed(file, pack, config=config)
+        verdict.as_of = on.isoformat()
+        verdict.stale_since = _gone_stale(review, now)
+    if allow_pending or verdict.allowed_pending:
+        verdict.allow_pending = True
     _echo(report(shown(file), verdict), nl=False)
     raise Exit(0 if verdict.ok else 1)
 
@@ -669,6 +748,19 @@ def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...]
             _write(size_report.manifest(chosen), write_to)
             click.echo(f"wrote {write_to}: {chosen.ident}; check it with `hwlint check {write_to}`", err=True)
     raise Exit(0 if result.best is not None else 1)
+
+
+def _gone_stale(then: Any, now: Any) -> list[str]:
+    """Rules that held (or were waived) on the --as-of date and fail today."""
+    from linter.results import one_line
+
+    before = {r.rule_id: r for r in then.results}
+    out = []
+    for r in now.results:
+        old = before.get(r.rule_id)
+        if r.status == "fail" and (old is None or old.status != "fail"):
+            out.append(f"{r.rule_id} {r.severity} {one_line(r.message)}")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

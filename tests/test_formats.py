@@ -280,8 +280,9 @@ def test_github_levels_and_escaping(hwlint, tmp_path, extra_rules):
     manifest = with_name(folder, HOSTILE, source=GOOD, filename="a,b.hw.yaml")
     run = hwlint("check", manifest, "--rules", extra_rules, "--select", "OPS", "--format", "github")
     assert run.code == 0  # warnings and infos do not fail at --fail-on error
-    assert run.out.count("\n") == 2  # one line each: the Fix's line breaks are escaped
-    warning, notice = annotations(run.out)
+    assert run.out.count("\n") == 3  # one line each: the Fix's line breaks are escaped
+    assert run.out.splitlines()[-1].startswith("::notice file=") and "rules did not run (not selected by --select OPS (45 rules))" in run.out
+    warning, notice, _ = annotations(run.out)
     assert (warning["kind"], notice["kind"]) == ("warning", "notice")
     assert warning["file"] == str(manifest) and "%2C" in run.out and "%3A" in run.out
     assert HOSTILE in warning["message"] and "100%25" in run.out.splitlines()[0]

@@ -136,12 +136,17 @@ def test_signing_through_a_symlink_keeps_the_link(hwlint, good):
     assert link.is_symlink() and "role: finance" in good.read_text()
 
 
-def test_indented_top_level_keys_are_refused_clearly(hwlint, tmp_path):
+def test_indented_top_level_keys_get_the_section_at_their_indentation(hwlint, tmp_path):
     path = tmp_path / "m.hw.yaml"
     path.write_text("".join("  " + line for line in TRICKY.splitlines(keepends=True)) + "\n")
     before = path.read_bytes()
     run = hwlint("signoff", path, "--role", "finance", "--name", "Ada")
-    assert run.code == 2 and "top-level keys are indented" in run.err and path.read_bytes() == before
+    assert run.code == 0, run.err
+    added = inserted_only(before, path.read_bytes())
+    assert b"  signoffs:" in added and all(line.startswith(b"  ") for line in added if line.strip())
+    assert hwlint("signoff", path, "--role", "facilities", "--name", "Grace").code == 0
+    states = verify_lines(hwlint("verify", path))
+    assert states["finance"] == states["facilities"] == "valid"
 
 
 def test_signing_again_replaces_that_roles_record(hwlint, good):
@@ -188,16 +193,23 @@ def test_an_unreviewable_manifest_is_not_signed(hwlint, tmp_path):
     assert run.code == 2 and "no such file" in run.err and "Traceback" not in run.err
 
 
-def test_a_flow_style_manifest_is_refused_clearly(hwlint, tmp_path):
+def test_a_flow_style_manifest_gets_one_flow_entry_and_keeps_its_bytes(hwlint, tmp_path):
     import json
 
     from linter.manifest.loader import load_file
 
     path = tmp_path / "m.hw.yaml"
-    path.write_text(json.dumps(load_file(str(GOOD)).data))
-    before = path.read_bytes()
-    run = hwlint("signoff", path, "--role", "finance", "--name", "Ada")
-    assert run.code == 2 and "block-style" in run.err and path.read_bytes() == before
+    path.write_text(json.dumps(load_file(str(GOOD)).data, indent=1) + "\n# after the mapping\n")
+    before = path.read_text()
+    assert hwlint("signoff", path, "--role", "finance", "--name", "Ada").code == 0
+    once = path.read_text()
+    close = before.rindex("}")
+    assert once.startswith(before[:close].rstrip()) and once.endswith(before[close:])
+    assert hwlint("signoff", path, "--role", "facilities", "--name", "Grace").code == 0
+    twice = path.read_text()
+    assert twice.startswith(before[:close].rstrip()) and twice.endswith(before[close:])
+    states = verify_lines(hwlint("verify", path))
+    assert states["finance"] == states["facilities"] == "valid"
 
 
 def test_a_failed_write_leaves_the_original_untouched(hwlint, good, monkeypatch):
@@ -257,7 +269,7 @@ def test_verify_fails_while_a_failing_result_is_not_waived(hwlint, tmp_path):
     assert run.code == 1
     assert set(verify_lines(run).values()) == {"valid"}
     assert re.search(r"^\S+:\d+:\d+: GPU002 error .* \(not waived\)$", run.out, re.M)
-    assert re.search(r"not verified: 3 of 3 required roles hold a valid sign-off; \d+ failing results are not waived$", run.out)
+    assert re.search(r"not verified: 3 of 3 required roles hold a valid sign-off; \d+ failing results are not waived(;|$)", run.out)
 
 
 def test_formatting_and_comments_do_not_stale_a_signoff_but_values_do(hwlint, good):
@@ -342,16 +354,30 @@ def test_ssh_signed_signoffs_verify_against_allowed_signers(hwlint, good, tmp_pa
 
 @needs_ssh
 def test_allowed_signers_requires_every_signoff_to_be_signed(hwlint, good, tmp_path):
-    key, line = keypair(tmp_path, "ada@example.com")
+    keys = {role: keypair(tmp_path, f"{role.replace(' ', '-')}@example.com") for role in ROLES}
     allowed = tmp_path / "allowed_signers"
-    allowed.write_text(line)
-    sign_all(hwlint, good, ROLES[:2], "--sign-key", key)
+    allowed.write_text("".join(line for _, line in keys.values()))
+    for role in ROLES[:2]:
+        sign_all(hwlint, good, (role,), "--sign-key", keys[role][0])
     sign_all(hwlint, good, ROLES[2:])
     run = hwlint("verify", good, "--allowed-signers", allowed)
     assert run.code == 1
     assert verify_lines(run)["finance"] == "unsigned: no signature, and --allowed-signers asks for one"
-    sign_all(hwlint, good, ROLES[2:], "--sign-key", key)
+    sign_all(hwlint, good, ROLES[2:], "--sign-key", keys["finance"][0])
     assert hwlint("verify", good, "--allowed-signers", allowed).code == 0
+
+
+@needs_ssh
+def test_one_key_signs_one_role(hwlint, good, tmp_path):
+    key, line = keypair(tmp_path, "ada@example.com")
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(line)
+    sign_all(hwlint, good, ROLES, "--sign-key", key)
+    run = hwlint("verify", good, "--allowed-signers", allowed)
+    states = verify_lines(run)
+    assert run.code == 1 and states["technical lead"] == "valid: signature good, by ada@example.com"
+    assert states["finance"] == ("refused: ada@example.com already signs technical lead; the config lets one "
+                                 "principal sign 1 role (signoff.roles_per_signer)")
 
 
 def test_a_missing_ssh_keygen_is_named_clearly(good, tmp_path):

@@ -22,22 +22,22 @@ from typing import Any, Callable, Sequence
 
 MIN_PARALLEL = 64  # below this, starting workers costs more than it saves
 
-_work: tuple[Any, ...] = ()  # (pack, tier, selected), inherited by the forked workers
+_work: tuple[Any, ...] = ()  # (pack, tier, selected, config), inherited by the forked workers
 
 
 def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any,
-                 progress: Callable[[int], None] | None = None) -> list[Any]:
+                 progress: Callable[[int], None] | None = None, config: Any = None) -> list[Any]:
     """One review per file, in order; `progress(done)` is called as they complete."""
     from linter.engine.review import review_file
 
     jobs = _jobs(len(files))
     if jobs > 1:
-        reviews = _in_workers(files, jobs, (pack, tier, selected), progress)
+        reviews = _in_workers(files, jobs, (pack, tier, selected, config), progress)
         if reviews is not None:
             return reviews
     out = []
     for path in files:
-        out.append(review_file(path, pack, tier, selected))
+        out.append(review_file(path, pack, tier, selected, config))
         if progress:
             progress(len(out))
     return out
@@ -85,5 +85,5 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress
 def _review_one(path: str) -> Any:
     from linter.engine.review import review_file
 
-    pack, tier, selected = _work
-    return review_file(path, pack, tier, selected)
+    pack, tier, selected, config = _work
+    return review_file(path, pack, tier, selected, config)

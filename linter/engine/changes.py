@@ -113,13 +113,13 @@ def compare(old: Review | None, new: Review, base: str) -> Changes:
     )
 
 
-def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: Any) -> Review:
+def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: Any, config: Any = None) -> Review:
     """Review manifest bytes that are not on disk (a base version) as if they were `path`."""
     try:
         doc = load_bytes(raw, path)
     except InputError as exc:
         return not_loaded(path, exc)
-    return review_document(doc, pack, tier, selected)
+    return review_document(doc, pack, tier, selected, config)
 
 
 def _repository(folder: Path) -> Path | None:
@@ -188,14 +188,15 @@ def read_bases(files: list[str], ref: str) -> list[bytes | None]:
     return out
 
 
-def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, selected: Any) -> list[Changes]:
+def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, selected: Any,
+                config: Any = None) -> list[Changes]:
     """The changes of each review against its file's version at `ref`."""
     import hashlib
 
     bases = read_bases([r.file for r in reviews], ref)
     out = []
     for new, raw in zip(reviews, bases):
-        changes = compare(review_bytes(raw, new.file, pack, tier, selected) if raw is not None else None, new, ref)
+        changes = compare(review_bytes(raw, new.file, pack, tier, selected, config) if raw is not None else None, new, ref)
         changes.unchanged = raw is not None and bool(new.digest) and hashlib.sha256(raw).hexdigest() == new.digest
         out.append(changes)
     return out

@@ -13,7 +13,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from linter.manifest.catalog import CatalogRef, resolve
+from linter.manifest.catalog import CatalogRef, load_catalog, resolve
+from linter.manifest.config import Config, relaxes
+from linter.numbers import num
 from linter.physics.facts import Unknown, derive
 from linter.manifest.loader import Document, InputError, load_file
 from linter.results import Result, dotted, file_finding, one_line, undotted
@@ -37,6 +39,9 @@ class Review:
     conditions: dict[str, str] = field(default_factory=dict)  # rules/conditions.yaml names that hold -> reason
     unreadable: bool = False  # the file could not be parsed at all
     digest: str = ""
+    deselected: list[dict[str, str]] = field(default_factory=list)  # {rule_id, title, severity, how}
+    config: str = ""  # the organisation config that governed the review, if any
+    as_of: str = ""  # the date the review was judged at, when not today (verify --as-of)
 
     @property
     def file_findings(self) -> list[Result]:
@@ -55,12 +60,12 @@ def today() -> dt.date:
     return dt.date.fromisoformat(fixed) if fixed else dt.date.today()
 
 
-def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None) -> Review:
+def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None) -> Review:
     try:
         doc = load_file(path)
     except InputError as exc:
         return not_loaded(path, exc)
-    return review_document(doc, pack, tier, selected)
+    return review_document(doc, pack, tier, selected, config)
 
 
 def not_loaded(path: str, exc: InputError) -> Review:
@@ -70,13 +75,19 @@ def not_loaded(path: str, exc: InputError) -> Review:
     return review
 
 
-def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None) -> Review:
-    review = Review(file=doc.path, digest=hashlib.sha256(doc.raw).hexdigest() if doc.raw else "")
+def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None,
+                    config: Config | None = None, on: dt.date | None = None) -> Review:
+    """Review one manifest. `selected` (a config.Selection, or any id -> bool) picks the rules;
+    `config` brings the organisation's policy floors; `on` judges dates as of that day."""
+    config = config or Config()
+    on = on or today()
+    review = Review(file=doc.path, digest=hashlib.sha256(doc.raw).hexdigest() if doc.raw else "",
+                    config=config.path or "", as_of=on.isoformat() if on != today() else "")
     problems = validate(doc)
     if problems:
         review.results = problems
         return review
-    resolved = resolve(doc)
+    resolved = resolve(doc, load_catalog(tuple(config.catalog)) if config.catalog else None)
     review.catalog = resolved.refs
     if resolved.findings:
         review.results = resolved.findings
@@ -86,10 +97,14 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         review.results = data
         return review
     review.name = data["name"]
-    policy = effective_policy(pack, data.get("policy", {}))
+    relaxed = relaxed_floors(data.get("policy", {}), config, doc)
+    if relaxed:
+        review.results = relaxed
+        return review
+    policy = effective_policy(pack, data.get("policy", {}), config)
     review.policy = policy
     facts = derive(data, {k: v["value"] for k, v in policy.items()})
-    facts["today"] = today().isoformat()
+    facts["today"] = on.isoformat()
     facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of} for r in resolved.refs]
     review.tier, review.tier_reason = choose_tier(pack, data, facts, tier)
     facts["tier"] = review.tier
@@ -101,12 +116,15 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     with pack_budget():  # the whole pack shares one budget per manifest, besides each rule's own
         for rule in pack.rules:
             if selected is not None and not selected(rule.id):
+                how = selected.dropped(rule.id) if hasattr(selected, "dropped") else "deselected"
+                review.deselected.append({"rule_id": rule.id, "title": rule.spec.title, "severity": rule.spec.severity,
+                                          "never_skip": rule.spec.never_skip, "how": how})
                 continue
             result = evaluate(rule, doc, data, facts, primary, review.tier, holding)
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
-    apply_waivers(review.results, doc, data.get("waivers", []), pack, today())
+    apply_waivers(review.results, doc, data.get("waivers", []), pack, on)
     return review
 
 
@@ -137,14 +155,34 @@ def _model_dump(data: dict, doc: Document, shape: Any = None, from_catalog: bool
     return manifest.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def effective_policy(pack: RulePack, overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def relaxed_floors(overrides: dict[str, Any], config: Config, doc: Document) -> list[Result]:
+    """A finding for each policy value the manifest loosens below the organisation's floor."""
+    out = []
+    for name, floor in config.policy.items():
+        given = overrides.get(name)
+        if given is None or name in config.allow_relaxing or not relaxes(name, floor, given):
+            continue
+        line, column = doc.position(("policy", name))
+        out.append(file_finding(
+            "POLICY", f"policy.{name} is {num(given, 4)}, which relaxes the organisation's floor of {num(floor, 4)} set in "
+            f"{config.path}; a manifest may only tighten it", doc.path, line, column, f"policy.{name}",
+            f"Remove policy.{name} (the floor {num(floor, 4)} applies) or tighten it; to relax it, the config must "
+            f"list {name} under allow_relaxing."))
+    return out
+
+
+def effective_policy(pack: RulePack, overrides: dict[str, Any], config: Config | None = None) -> dict[str, dict[str, Any]]:
+    """The value of each policy threshold: the manifest's, else the config's floor, else the default."""
+    floors = config.policy if config else {}
     out = {}
     for name, spec in pack.policy.items():
         given = overrides.get(name)
+        floor = floors.get(name)
+        base = spec["default"] if floor is None else floor
         out[name] = {
-            "value": spec["default"] if given is None else given,
+            "value": base if given is None else given,
             "default": spec["default"],
-            "source": "manifest" if given is not None else "default",
+            "source": "manifest" if given is not None else ("config" if floor is not None else "default"),
             "unit": spec.get("unit", ""),
             "means": spec.get("means", ""),
         }

@@ -214,6 +214,9 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
     if layer_of(spec.id) in RESERVED_LAYERS:
         problems.append(f"{where('id')}: the prefix {layer_of(spec.id)} is reserved for hwlint's own findings; "
                         "choose another 2-5 capital letters, e.g. ORG")
+    if spec.never_skip and (spec.waivable or spec.tiers != "all"):
+        problems.append(f"{where('never_skip')}: a never-skip rule applies at all tiers and is not waivable "
+                        "(tiers: all, waivable: false)")
     if len(problems) > before:
         return None
     line, _ = doc.position(("rules", index))

@@ -44,6 +44,9 @@ class RuleSpec(BaseModel):
     not_applicable_when: list[str] = Field(
         [], description="names of conditions in rules/conditions.yaml (e.g. provider-facility); when one holds, "
         "the rule is not applicable and the condition's reason says why")
+    never_skip: bool = Field(False, description="one of the checks that may never be skipped (power and cooling "
+                             "headroom, checkpoint space, data backup): it applies at every tier, cannot be "
+                             "waived, and `hwlint verify` refuses while it is pending or deselected")
     confirm: str | None = Field(None, description="the verifiable action that settles a pending result "
                                 "(checklist); by default it is derived from the missing fields")
     why: str | None = Field(None, description="why it matters, for the rule docs")

@@ -65,9 +65,10 @@ def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today:
         return ("WVR002", "error", "rule", f"The waiver names {rule_id}, which is not a rule in the pack{hint}.",
                 "Correct the rule id (`hwlint rules list` shows them) or remove the waiver.")
     result = next((r for r in results if r.rule_id == rule_id), None)
-    if not rule.spec.waivable:
+    if not rule.spec.waivable or rule.spec.never_skip:
+        kind = "one of the checks that may never be skipped" if rule.spec.never_skip else "marked not waivable"
         return ("WVR003", "error", "rule",
-                f"{rule_id} ({rule.spec.title}) cannot be waived: the rule is marked not waivable, "
+                f"{rule_id} ({rule.spec.title}) cannot be waived: the rule is {kind}, "
                 "so this waiver is rejected and the rule's result stands.",
                 "Remove the waiver and meet the requirement" + (f": {result.fix}" if result and result.fix else "."))
     expires = dt.date.fromisoformat(str(waiver["expires"]))

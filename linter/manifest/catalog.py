@@ -55,13 +55,16 @@ def _norm(name: str) -> str:
     return "".join(ch for ch in str(name).lower() if ch.isalnum())
 
 
-@lru_cache(maxsize=1)
-def load_catalog() -> Catalog:
+@lru_cache(maxsize=4)
+def load_catalog(folders: tuple[str, ...] = ()) -> Catalog:
+    """The built-in catalog plus the folders a config names (`catalog:`), later folders last."""
+    from pathlib import Path
+
     from linter.manifest.loader import load_file
 
     catalog = Catalog()
-    folder = data_dir("catalog")
-    for path in sorted(folder.glob("*.yaml")):
+    paths = [p for folder in (data_dir("catalog"), *map(Path, folders)) for p in sorted(folder.glob("*.yaml"))]
+    for path in paths:
         content = load_file(str(path)).data  # the manifest's own loader: fast, same scalars
         for kind in ("gpus", "nics", "switches", "systems"):
             for entry in content.get(kind, []):

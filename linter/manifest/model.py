@@ -438,6 +438,11 @@ class Signoff(Strict):
         {}, description="short digest of each top-level section, to tell which changed"
     )
     rule_pack_digest: Sha256 = Field(description="sha256 of the rule pack the review used")
+    tool: Text | None = Field(None, description="the hwlint version that judged the manifest, e.g. \"hwlint 0.1.0\"")
+    tool_digest: Sha256 | None = Field(None, description="sha256 of that hwlint build's code; another build makes the sign-off stale")
+    snapshot: Annotated[str, Field(min_length=1, max_length=5_000_000)] | None = Field(
+        None, description="the signed content (canonical JSON, zlib, base64), to list the fields changed since"
+    )
     signature: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
         None, description="ssh-keygen -Y sign signature (namespace hwlint) of the sign-off statement"
     )

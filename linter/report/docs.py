@@ -105,7 +105,9 @@ def rule_text(rule: Rule, pack: RulePack) -> str:
         lines.append(f"only when: {s.applies_when}")
     if s.not_applicable_when:
         lines.append(f"not applicable when: {_conditions(rule, pack)}")
-    if not s.waivable:
+    if s.never_skip:
+        lines.append("may never be skipped: cannot be waived, and `hwlint verify` waits while it is pending or deselected")
+    elif not s.waivable:
         lines.append("cannot be waived")
     lines += ["", "What it checks:", f"  {s.title}.", f"  Requirement: {one_line(s.require)}"]
     used = policy_used(rule)
@@ -143,7 +145,7 @@ def rule_markdown(rule: Rule, pack: RulePack) -> str:
         ("Applies at", _tiers(rule)),
         ("Only when", s.applies_when or ("always" if s.when.strip() == "true" else f"`{_md_cell(s.when)}`")),
         *((("Not applicable when", _conditions(rule, pack)),) if s.not_applicable_when else ()),
-        ("Waivable", "yes" if s.waivable else "no"),
+        ("Waivable", "yes" if s.waivable else "no" + (" (may never be skipped; verify waits for it)" if s.never_skip else "")),
         ("Policy", ", ".join(f"`{_policy_value(n, pack)}`" for n in used) or "none"),
         ("Points at", f"`{_md_cell(template_text(s.at))}`"),
     ]

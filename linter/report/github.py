@@ -19,6 +19,7 @@ from __future__ import annotations
 from linter.engine.review import Review
 from linter.report import reported
 from linter.report.location import repo_relative
+from linter.report.text import deselection
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -54,6 +55,9 @@ def render(reviews: list[Review], changes: list | None = None) -> str:
             message = f"{r.message}\n\nFix: {r.fix}" if r.fix else r.message
         found.append((_kind(r), message or r.title, {"file": repo_relative(r.file), "line": r.line, "col": r.column,
                                                      "title": f"hwlint {r.rule_id} ({label})"}))
+    found += [("notice", f"{len(review.deselected)} rules did not run ({deselection(review)})",
+               {"file": repo_relative(review.file), "title": "hwlint rules deselected"})
+              for review in reviews if review.deselected]
     lines = []
     for kind in RANK:
         mine = [f for f in found if f[0] == kind]

@@ -94,6 +94,8 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None) -> dict[st
         "counts": review.counts(),
         "budget": budget_figures(review),
         "results": results,
+        "deselected": list(review.deselected),
+        "config": review.config or None,
     }
     if changes is not None:
         out["changes"] = as_json(changes)

@@ -73,6 +73,8 @@ def verdict(review: Review) -> str:
         return "⚠️ acceptable with warnings"
     if any(r.status == "pending" for r in review.results):
         return "🟡 no failures; items still to confirm"
+    if review.deselected:
+        return "🟡 no failures among the rules that ran; some rules were deselected"
     return "✅ ready for sign-off"
 
 

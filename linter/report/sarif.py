@@ -181,7 +181,19 @@ def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]]
 def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
     rules, index = _rules(reviews, pack)
     lines = _source_lines()
-    return _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)])
+    document = _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)])
+    overrides = []  # SARIF's place for rules a run switched off: one per (rule, manifest)
+    for review in reviews:
+        for d in review.deselected:
+            if d["rule_id"] in index:
+                overrides.append({
+                    "descriptor": {"id": d["rule_id"], "index": index[d["rule_id"]]},
+                    "configuration": {"enabled": False},
+                    "properties": {"deselectedBy": d["how"], "manifest": repo_relative(review.file)},
+                })
+    if overrides:
+        document["runs"][0]["invocations"][0]["ruleConfigurationOverrides"] = overrides
+    return document
 
 
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None]) -> None:

@@ -17,7 +17,22 @@ def summary(review: Review) -> str:
     parts = [f"{c['fail']} failing" + (f" ({by_severity})" if by_severity else "")]
     parts += [f"{c[k]} {word}" for k, word in (("waived", "waived"), ("pending", "to confirm"), ("pass", "passed"), ("skipped", "not applicable")) if c[k]]
     tier = f"; tier {review.tier} ({review.tier_reason})" if review.tier else ""
-    return f"{review.file}: " + ", ".join(parts) + tier
+    return f"{review.file}: " + ", ".join(parts) + tier + deselected(review)
+
+
+def deselection(review: Review) -> str:
+    """How rules were deselected, in words: "--ignore PWR: PWR001, PWR002; not selected by
+    --select GPU (44 rules)"; the ids are listed where there are a few."""
+    by_how: dict[str, list[str]] = {}
+    for d in review.deselected:
+        by_how.setdefault(d["how"], []).append(d["rule_id"])
+    return "; ".join(f"{how}: {', '.join(ids)}" if len(ids) <= 6 else f"{how} ({len(ids)} rules)"
+                     for how, ids in by_how.items())
+
+
+def deselected(review: Review) -> str:
+    """'; 3 deselected (--ignore PWR: PWR001, PWR002, PWR003)' for the summary line."""
+    return f"; {len(review.deselected)} deselected ({deselection(review)})" if review.deselected else ""
 
 
 def render(reviews: list[Review], verbose: bool = False, quiet: bool = False, statistics: bool = False) -> str:

@@ -28,7 +28,7 @@ from linter import __version__
 from linter.manifest.loader import Document
 from linter.numbers import num
 from linter.report.markdown import environment
-from linter.results import LAYERS, RESERVED_LAYERS, Result, layer_name, layer_rank, one_line
+from linter.results import LAYERS, RESERVED_LAYERS, Result, layer_name, layer_of, layer_rank, one_line
 from linter.engine.review import Review, today
 from linter.engine.rules import RulePack, pack_digest
 from linter.signoff.records import check, content_digest, required_roles
@@ -117,6 +117,13 @@ def item(result: Result, pack: RulePack) -> Item:
     return out
 
 
+def deselected_item(d: dict[str, Any]) -> Item:
+    """A rule that did not run: an open box, saying how it was deselected."""
+    never = " (one of the checks that may never be skipped)" if d.get("never_skip") else ""
+    return Item(d["rule_id"], d["title"], "deselected", "not run", lead=": ", headline=f"deselected by {d['how']}{never}",
+                details=[("Action", "run it: drop it from --ignore / --select or the config, then review again")])
+
+
 def _to_confirm(result: Result, pack: RulePack) -> list[tuple[str, str]]:
     if not result.missing:  # a rule that could not be evaluated
         return [("Why", result.reason), ("Action", "report it to the rule's author")]
@@ -148,10 +155,10 @@ def waiver_rows(doc: Document, results: list[Result]) -> list[dict[str, str]]:
     return rows
 
 
-def signoff_rows(doc: Document, review: Review, pack_sha: str) -> list[dict[str, str]]:
-    verdict = check(doc, pack_sha, review.results)
+def signoff_rows(doc: Document, review: Review, pack_sha: str, config: Any = None) -> list[dict[str, str]]:
+    verdict = check(doc, pack_sha, review.results, config=config)
     rows = []
-    for role in required_roles(doc.data):
+    for role in required_roles(doc.data, config):
         recorded = [c for c in verdict.checks if c.role == role]
         if not recorded:
             rows.append({"role": role, "name": "", "date": "", "status": ""})
@@ -161,10 +168,11 @@ def signoff_rows(doc: Document, review: Review, pack_sha: str) -> list[dict[str,
     return rows
 
 
-def render(review: Review, doc: Document, pack: RulePack) -> str:
+def render(review: Review, doc: Document, pack: RulePack, config: Any = None, role: str | None = None) -> str:
     rule_results = [r for r in review.results if r.layer not in RESERVED_LAYERS]
-    layers = sorted(set(RULE_LAYERS) | {r.layer for r in rule_results}, key=layer_rank)  # a team's own after the built-in
-    by_layer = {layer: [item(r, pack) for r in sorted(rule_results, key=lambda r: r.rule_id) if r.layer == layer]
+    items = [item(r, pack) for r in rule_results] + [deselected_item(d) for d in review.deselected]
+    layers = sorted(set(RULE_LAYERS) | {layer_of(i.rule_id) for i in items}, key=layer_rank)  # a team's own after the built-in
+    by_layer = {layer: sorted((i for i in items if layer_of(i.rule_id) == layer), key=lambda i: i.rule_id)
                 for layer in layers}
     counts = {s: sum(r.status == s for r in rule_results) for s in STATUS_WORDS}
     pack_sha = pack_digest(pack)
@@ -179,7 +187,8 @@ def render(review: Review, doc: Document, pack: RulePack) -> str:
         layers=[(layer_name(layer), by_layer[layer]) for layer in layers],
         counts=counts,
         words=STATUS_WORDS,
-        open_items=counts["fail"] + counts["pending"],
+        open_items=counts["fail"] + counts["pending"] + len(review.deselected),
+        deselected=len(review.deselected),
         waivers=waiver_rows(doc, review.results),
-        signoffs=signoff_rows(doc, review, pack_sha),
+        signoffs=signoff_rows(doc, review, pack_sha, config),
     )

@@ -1,4 +1,4 @@
-"""Sign-offs bound to the manifest and the rule pack they approved.
+"""Sign-offs bound to the manifest, the rule pack and the hwlint build they approved.
 
 `hwlint signoff` appends a record to the manifest's `signoffs:` section:
 
@@ -8,7 +8,11 @@
         date: 2026-11-30
         manifest_digest: sha256:...   # content_digest(): the manifest without `signoffs`
         rule_pack_digest: sha256:...  # rules.pack_digest(): the rules that reviewed it
+        tool: hwlint 0.1.0            # the build that judged it ...
+        tool_digest: sha256:...       # ... and the digest of its code (tool_digest())
         sections: {...}               # 12-hex digest per top-level section, to say what changed
+        snapshot: |                   # the signed content (zlib, base64), to list changed fields
+          eJy...
         signature: |                  # optional: ssh-keygen -Y sign -n hwlint of statement()
           -----BEGIN SSH SIGNATURE-----
 
@@ -18,36 +22,56 @@ whitespace, UTF-8). Comments, blank lines, key order, quoting and flow/block sty
 change it, so adding a sign-off (or reformatting) does not invalidate the others, while any
 changed value, added key or removed key does. A key given with no value counts as absent,
 and 8 and 8.0 are different content. `policy.signoff_roles` is content, so changing who
-must sign invalidates every sign-off. (The checklist header quotes both this digest and the
-sha256 of the file's bytes.)
+must sign invalidates every sign-off. A different hwlint build (another version, or the
+same version with changed code) makes a sign-off stale too, and says so. The snapshot is
+only trusted when it hashes to the signed manifest digest; then a stale sign-off lists
+every field that changed since (`path: old → new`).
 
-**How the file is edited.** Only the lines of the `signoffs:` section are written (the
-section is rendered by ruamel.yaml and spliced in; a new section goes at the end of the
-file), so every other byte of the file stays as it was: comments, key order, indentation,
-line endings. The result is parsed again and must hold exactly the same content plus the
-new record before it replaces the original, through a temporary file in the same folder
-and an atomic rename. Any failure leaves the original untouched.
+**How the file is edited.** Only the lines of the `signoffs:` section are written, so every
+other byte of the file stays as it was: comments, key order, indentation, tabs, line
+endings. Lines are counted by the file's own line breaks (CR, LF, CRLF), never by Unicode
+line separators inside values: the section is found from the parser's character offsets.
+A block-style file gets the section as block lines (at the indentation of its top-level
+keys; a new section goes at the end); a flow-style file (`{...}`) gets it as one JSON flow
+entry. The result is parsed again and must hold exactly the same content plus the new
+record before it replaces the original, through a temporary file in the same folder and an
+atomic rename. The whole read-modify-write holds an exclusive lock on the manifest
+(`flock`), so concurrent sign-offs queue instead of losing records. Any failure, and any
+signal the process can catch (SIGINT, SIGTERM, SIGHUP), leaves the original untouched and
+removes the temporary file; temporary files a killed run left behind are removed by the
+next sign-off, under the lock.
 """
 
 from __future__ import annotations
 
+import base64
+import bisect
 import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
+import unicodedata
+import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from linter import __version__
 from linter.manifest.loader import Document, InputError, decode, load_text, read_bytes
 from linter.results import Result
 
 DEFAULT_ROLES = ("technical lead", "facilities", "finance")
 NAMESPACE = "hwlint"
 SECTION = "signoffs"
+LOCK_WAIT_SECONDS = 60
+MAX_CHANGES_LISTED = 12
 
 
 class SignoffError(Exception):
@@ -74,16 +98,60 @@ def section_digests(data: dict[str, Any]) -> dict[str, str]:
     return {k: hashlib.sha256(_canonical(v)).hexdigest()[:12] for k, v in content(data).items()}
 
 
-def required_roles(data: dict[str, Any]) -> list[str]:
-    return list((data.get("policy") or {}).get("signoff_roles") or DEFAULT_ROLES)
+def snapshot(data: dict[str, Any]) -> str:
+    """The content a sign-off approved, compressed, as base64 lines of 76 characters."""
+    packed = base64.b64encode(zlib.compress(_canonical(content(data)), 9)).decode("ascii")
+    return "\n".join(packed[i:i + 76] for i in range(0, len(packed), 76)) + "\n"
+
+
+def unpack_snapshot(text: str, digest: str) -> dict[str, Any] | None:
+    """The signed content back, or None when it is unreadable or does not match `digest`."""
+    try:
+        raw = zlib.decompress(base64.b64decode("".join(str(text).split()), validate=True), bufsize=1 << 16)
+        if len(raw) > 50_000_000 or "sha256:" + hashlib.sha256(raw).hexdigest() != digest:
+            return None
+        value = json.loads(raw)
+    except (ValueError, zlib.error, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@lru_cache(maxsize=1)
+def tool_digest() -> str:
+    """sha256 of hwlint's own code (every .py file and template), so a patched build differs."""
+    from linter.paths import data_dir
+
+    package = Path(__file__).resolve().parents[1]
+    sha = hashlib.sha256()
+    files = sorted(p for p in package.rglob("*.py") if "_data" not in p.relative_to(package).parts)
+    files += sorted(data_dir("templates").glob("*"))
+    for path in files:
+        data = path.read_bytes()
+        name = path.relative_to(package).as_posix() if path.is_relative_to(package) else "templates/" + path.name
+        sha.update(f"{name}\0{len(data)}\0".encode())
+        sha.update(data)
+    return "sha256:" + sha.hexdigest()
+
+
+def tool_name() -> str:
+    return f"hwlint {__version__}"
+
+
+def required_roles(data: dict[str, Any], config: Any = None) -> list[str]:
+    """Who must sign: the config's roles (or the defaults) plus any the manifest adds."""
+    from linter.manifest.config import Config
+    from linter.manifest.config import required_roles as combine
+
+    return combine(config or Config(), (data.get("policy") or {}).get("signoff_roles"), DEFAULT_ROLES)
 
 
 def statement(record: dict[str, Any]) -> bytes:
-    """The text an SSH signature covers: who approved what, under which rules."""
+    """The text an SSH signature covers: who approved what, under which rules and build."""
+    tool = f"tool: {record['tool']} {record['tool_digest']}\n" if record.get("tool_digest") else ""
     return (
         "hwlint sign-off\n"
         f"role: {record['role']}\nname: {record['name']}\ndate: {record['date']}\n"
-        f"manifest: {record['manifest_digest']}\nrule pack: {record['rule_pack_digest']}\n"
+        f"manifest: {record['manifest_digest']}\nrule pack: {record['rule_pack_digest']}\n{tool}"
     ).encode("utf-8")
 
 
@@ -95,10 +163,12 @@ class Check:
     role: str
     name: str
     date: str
-    state: str  # valid | stale | unsigned | bad signature
+    state: str  # valid | stale | unsigned | bad signature | refused
     why: list[str] = field(default_factory=list)
     line: int = 1
     required: bool = True
+    principal: str = ""
+    changes: list[str] = field(default_factory=list)  # "path: old → new", for a changed manifest
 
     @property
     def valid(self) -> bool:
@@ -111,10 +181,16 @@ class Verdict:
     roles: list[str]
     missing: list[str]  # required roles with no valid sign-off
     blocking: list[Result]  # failing results that are not waived
+    pending: list[Result] = field(default_factory=list)  # pending results verify refuses on
+    allowed_pending: list[Result] = field(default_factory=list)  # pending, let through by --allow-pending
+    deselected: list[dict[str, Any]] = field(default_factory=list)  # deselected rules verify refuses on
+    stale_since: list[str] = field(default_factory=list)  # with --as-of: what changed between then and today
+    as_of: str = ""
+    allow_pending: bool = False  # --allow-pending was given (the output says so)
 
     @property
     def ok(self) -> bool:
-        return not self.missing and not self.blocking
+        return not (self.missing or self.blocking or self.pending or self.deselected)
 
 
 def blocking(results: list[Result]) -> list[Result]:
@@ -123,51 +199,143 @@ def blocking(results: list[Result]) -> list[Result]:
     return [r for r in results if r.status == "fail" and not (r.layer == "WVR" and r.severity != "error")]
 
 
-def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers: str | None = None) -> Verdict:
+@dataclass
+class Rules:
+    """What verify asks of the rules: which may never be skipped, and whether --allow-pending."""
+
+    never_skip: set[str] = field(default_factory=set)
+    deselected: list[dict[str, Any]] = field(default_factory=list)
+    allow_pending: bool = False
+
+
+def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers: str | None = None,
+          config: Any = None, rules: Rules | None = None) -> Verdict:
+    from linter.manifest.config import Config
+
+    config = config or Config()
+    rules = rules or Rules()
     data = doc.data
-    roles = required_roles(data)
+    roles = required_roles(data, config)
     now_digest, now_sections = content_digest(data), section_digests(data)
+    signers = allowed_signers or config.allowed_signers
     checks = []
     for index, record in enumerate(data.get(SECTION) or []):
         item = Check(role=record["role"], name=record["name"], date=str(record["date"]), state="valid",
                      line=doc.position((SECTION, index))[0], required=record["role"] in roles)
         if record["manifest_digest"] != now_digest:
+            then = unpack_snapshot(record["snapshot"], record["manifest_digest"]) if record.get("snapshot") else None
             item.why.append("the manifest changed since" + _changed(record.get("sections") or {}, now_sections))
+            if then is not None:
+                item.changes = changed_fields(then, content(data))
         if record["rule_pack_digest"] != rule_pack:
             item.why.append(f"the rule pack changed since (signed under {record['rule_pack_digest'][:19]}…, "
                             f"now {rule_pack[:19]}…)")
+        if not record.get("tool_digest"):
+            item.why.append(f"signed by a hwlint build that did not record itself; {tool_name()} must judge it again")
+        elif record["tool_digest"] != tool_digest():
+            item.why.append(f"hwlint changed since (signed with {record.get('tool') or 'hwlint'} {record['tool_digest'][:19]}…, "
+                            f"now {tool_name()} {tool_digest()[:19]}…)")
         if item.why:
             item.state = "stale"
-        elif allowed_signers:
-            item.state, note = _verify_signature(record, allowed_signers)
+        elif signers and (config.require_signatures or allowed_signers):
+            item.state, note, item.principal = _verify_signature(
+                record, signers, config.signers, "--allowed-signers" if allowed_signers else config.path)
             item.why.append(note)
         elif record.get("signature"):
             item.why.append("signed; give --allowed-signers to check the signature")
         checks.append(item)
+    _one_role_each(checks, config.roles_per_signer)
     valid_roles = {c.role for c in checks if c.valid}
-    return Verdict(checks, roles, [r for r in roles if r not in valid_roles], blocking(results))
+    pending = [r for r in results if r.status == "pending" and (r.rule_id in rules.never_skip or r.severity == "error")]
+    allowed = [r for r in pending if rules.allow_pending and r.rule_id not in rules.never_skip]
+    refused = [d for d in rules.deselected if d.get("never_skip") or d.get("severity") == "error"]
+    return Verdict(checks, roles, [r for r in roles if r not in valid_roles], blocking(results),
+                   [r for r in pending if r not in allowed], allowed, refused)
+
+
+def _one_role_each(checks: list[Check], per_signer: int) -> None:
+    """One principal signs at most `per_signer` roles; later records beyond that are refused."""
+    signed: dict[str, list[str]] = {}
+    for c in checks:
+        if not (c.valid and c.principal):
+            continue
+        roles = signed.setdefault(c.principal, [])
+        if len(roles) >= per_signer:
+            c.state = "refused"
+            c.why = [f"{c.principal} already signs {', '.join(roles)}; the config lets one principal sign "
+                     f"{per_signer} role{'s' if per_signer != 1 else ''} (signoff.roles_per_signer)"]
+            continue
+        roles.append(c.role)
+
+
+def _shown(value: Any) -> str:
+    if value is _ABSENT:
+        return "(absent)"
+    text = json.dumps(value, ensure_ascii=True, sort_keys=True) if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+_ABSENT = object()
+
+
+def changed_fields(then: Any, now: Any, path: str = "") -> list[str]:
+    """Every leaf that differs between two contents, as `path: old → new`."""
+    if isinstance(then, dict) and isinstance(now, dict):
+        out = []
+        for key in [*then, *(k for k in now if k not in then)]:
+            sub = f"{path}.{key}" if path else str(key)
+            out += changed_fields(then.get(key, _ABSENT), now.get(key, _ABSENT), sub)
+        return out
+    if isinstance(then, list) and isinstance(now, list) and len(then) == len(now):
+        return [line for i, (a, b) in enumerate(zip(then, now)) for line in changed_fields(a, b, f"{path}[{i}]")]
+    if then == now and type(then) is type(now):
+        return []
+    return [f"{path}: {_shown(then)} → {_shown(now)}"]
 
 
 def report(path: str, verdict: Verdict) -> str:
     """Plain text, one line per sign-off, missing role and blocking result, then the verdict."""
     lines = []
+    if verdict.allow_pending:
+        lines.append(f"{path}: --allow-pending: error-severity rules still to confirm do not stop verification")
+    if verdict.as_of:
+        lines.append(f"{path}: judged as of {verdict.as_of} (--as-of); date-dependent rules use that date")
     for c in verdict.checks:
         note = "" if c.required else " (not a required role)"
         why = f": {'; '.join(c.why)}" if c.why else ""
         lines.append(f"{path}:{c.line}: sign-off by {c.role} ({c.name}, {c.date}){note}: {c.state}{why}")
+        shown = c.changes[:MAX_CHANGES_LISTED]
+        lines += [f"  changed: {change}" for change in shown]
+        if len(c.changes) > len(shown):
+            lines.append(f"  and {len(c.changes) - len(shown)} more changed fields")
     lines += [f"{path}: sign-off by {role}: missing" for role in verdict.missing if role not in {c.role for c in verdict.checks}]
     lines += [f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {r.message} (not waived)" for r in verdict.blocking]
+    for r in verdict.pending:
+        kind = "may never be skipped" if r.severity != "error" else "is an error-severity rule"
+        lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} to confirm: {r.title}; needs "
+                     f"{', '.join(r.missing) or r.reason}; {r.rule_id} {kind}, so verify waits for it")
+    for r in verdict.allowed_pending:
+        lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} to confirm: {r.title}; let through by --allow-pending")
+    for d in verdict.deselected:
+        lines.append(f"{path}: {d['rule_id']} deselected ({d['how']}): {d['title']}; verify needs every "
+                     "error-severity and never-skip rule to run")
+    lines += [f"{path}: gone stale since {verdict.as_of}: {line}" for line in verdict.stale_since]
     signed = len(verdict.roles) - len(verdict.missing)
+    allowed = (f"; {len(verdict.allowed_pending)} pending result{'s' if len(verdict.allowed_pending) != 1 else ''} "
+               "let through by --allow-pending") if verdict.allowed_pending else ""
     if verdict.ok:
         lines.append(f"{path}: verified: all {len(verdict.roles)} required roles hold a valid sign-off "
-                     "and no failing result remains unwaived")
+                     f"and no failing result remains unwaived{allowed}")
     else:
         problems = [f"{signed} of {len(verdict.roles)} required roles hold a valid sign-off"
                     + (f" (missing: {', '.join(verdict.missing)})" if verdict.missing else "")]
-        if verdict.blocking:
-            n = len(verdict.blocking)
-            problems.append(f"{n} failing result{'s are' if n != 1 else ' is'} not waived")
-        lines.append(f"{path}: not verified: " + "; ".join(problems))
+        for items, words in ((verdict.blocking, "failing result{s} {are} not waived"),
+                             (verdict.pending, "rule{s} that must be confirmed {are} still to confirm"),
+                             (verdict.deselected, "rule{s} that must run {are} deselected")):
+            if items:
+                n = len(items)
+                problems.append(f"{n} " + words.format(s="s" if n != 1 else "", are="are" if n != 1 else "is"))
+        lines.append(f"{path}: not verified: " + "; ".join(problems) + allowed)
     return "\n".join(lines) + "\n"
 
 
@@ -217,60 +385,90 @@ def sign(record: dict[str, Any], key: str) -> str:
     return done.stdout.decode("ascii")
 
 
-def _verify_signature(record: dict[str, Any], allowed_signers: str) -> tuple[str, str]:
+def _verify_signature(record: dict[str, Any], allowed_signers: str, signers: dict[str, list[str]] | None = None,
+                      asker: str | None = "--allowed-signers") -> tuple[str, str, str]:
+    """(state, note, principal): the signature must verify for a principal allowed to sign
+    this role (the config's signoff.signers; anyone in the allowed-signers file when the
+    config lists no signers)."""
     if not record.get("signature"):
-        return "unsigned", "no signature, and --allowed-signers asks for one"
+        return "unsigned", f"no signature, and {asker} asks for one", ""
+    if not Path(allowed_signers).is_file():
+        raise SignoffError(f"no such allowed-signers file: {allowed_signers}")
+    listed = (signers or {}).get(record["role"])
+    if signers and listed is None:
+        return "refused", f"the config lists no principal who may sign as {record['role']} (signoff.signers)", ""
     with tempfile.TemporaryDirectory(prefix="hwlint-") as folder:
         signature = Path(folder) / "signoff.sig"
         signature.write_text(record["signature"], encoding="ascii", errors="replace")
         found = _run(["-Y", "find-principals", "-s", str(signature), "-f", allowed_signers], b"")
         principals = found.stdout.decode("utf-8", "replace").split() if found.returncode == 0 else []
         if not principals:
-            return "bad signature", f"the signing key is not in {allowed_signers}"
+            return "bad signature", f"the signing key is not in {allowed_signers}", ""
+        done = None
         for principal in principals:
             done = _run(["-Y", "verify", "-f", allowed_signers, "-I", principal, "-n", NAMESPACE, "-s", str(signature)],
                         statement(record))
-            if done.returncode == 0:
-                return "valid", f"signature good, by {principal}"
-        return "bad signature", f"the signature does not match this sign-off ({_first_line(done.stderr)})"
+            if done.returncode != 0:
+                continue
+            if listed is not None and principal not in listed:
+                return ("refused", f"signed by {principal}, who may not sign as {record['role']} "
+                        f"(the config allows: {', '.join(listed) or 'nobody'})", "")
+            return "valid", f"signature good, by {principal}", principal
+        return "bad signature", f"the signature does not match this sign-off ({_first_line(done.stderr if done else b'')})", ""
 
 
 # --- recording a sign-off ---------------------------------------------------------------
 
 
-def record_signoff(path: str, role: str, name: str, rule_pack: str, today: dt.date, key: str | None = None) -> dict[str, Any]:
-    """Add (or replace) `role`'s sign-off in the manifest at `path`; return the record."""
-    for label, value in (("role", role), ("name", name)):
-        if not value.strip() or len(value) > 500 or any(ord(c) < 32 for c in value):
-            raise SignoffError(f"the {label} must be one line of 1 to 500 characters")
-    raw = read_bytes(path)
-    text = decode(raw)
-    doc = load_text(text, path)
-    roles = required_roles(doc.data)
-    if role not in roles:
-        raise SignoffError(f'"{role}" is not a sign-off role of this manifest; the roles are: {", ".join(roles)} '
-                           "(set them in policy.signoff_roles)")
-    record: dict[str, Any] = {
-        "role": role, "name": name, "date": today,
-        "manifest_digest": content_digest(doc.data), "rule_pack_digest": rule_pack,
-        "sections": section_digests(doc.data),
-    }
-    if key:
-        record["signature"] = sign(record, key)
-    records = [_as_written(r) for r in doc.data.get(SECTION) or []]
-    at = next((i for i, r in enumerate(records) if r["role"] == role), None)
-    if at is None:
-        records.append(record)
-    else:
-        records[at] = record
-    updated = splice(text, records)
-    try:
-        after = load_text(updated, path).data
-    except InputError:
-        after = {}
-    _same_content(doc.data, after, records)
-    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-    atomic_write(path, (bom + updated).encode("utf-8"))
+def _one_line_text(label: str, value: str) -> None:
+    bad = any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value)
+    if not value.strip() or len(value) > 500 or bad:
+        raise SignoffError(f"the {label} must be one line of 1 to 500 visible characters (no control characters "
+                           "or line separators)")
+
+
+def record_signoff(path: str, role: str, name: str, rule_pack: str, today: dt.date, key: str | None = None,
+                   config: Any = None) -> dict[str, Any]:
+    """Add (or replace) `role`'s sign-off in the manifest at `path`; return the record.
+    Everything from reading the file to replacing it happens under the manifest's lock."""
+    _one_line_text("role", role)
+    _one_line_text("name", name)
+    with locked(path):
+        raw = read_bytes(path)
+        text = decode(raw)
+        doc = load_text(text, path)
+        if not isinstance(doc.data, dict):
+            raise SignoffError("the manifest is not a mapping of sections, so there is nowhere to record a sign-off")
+        roles = required_roles(doc.data, config)
+        if role not in roles:
+            where = f"signoff.roles in {config.path}, or " if config is not None and config.path else ""
+            raise SignoffError(f'"{role}" is not a sign-off role of this manifest; the roles are: {", ".join(roles)} '
+                               f"(set them in {where}policy.signoff_roles)")
+        if config is not None and config.require_signatures and not key:
+            raise SignoffError(f"{config.path} requires an SSH signature on every sign-off; give --sign-key KEY")
+        record: dict[str, Any] = {
+            "role": role, "name": name, "date": today,
+            "manifest_digest": content_digest(doc.data), "rule_pack_digest": rule_pack,
+            "tool": tool_name(), "tool_digest": tool_digest(),
+            "sections": section_digests(doc.data),
+            "snapshot": snapshot(doc.data),
+        }
+        if key:
+            record["signature"] = sign(record, key)
+        records = [_as_written(r) for r in doc.data.get(SECTION) or []]
+        at = next((i for i, r in enumerate(records) if r["role"] == role), None)
+        if at is None:
+            records.append(record)
+        else:
+            records[at] = record
+        updated = splice(text, records)
+        try:
+            after = load_text(updated, path).data
+        except InputError:
+            after = {}
+        _same_content(doc.data, after, records)
+        bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+        atomic_write(path, (bom + updated).encode("utf-8"))
     return record
 
 
@@ -280,37 +478,122 @@ def _as_written(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def splice(text: str, records: list[dict[str, Any]]) -> str:
-    """`text` with its `signoffs:` section replaced by `records` (or added at the end)."""
-    from ruamel.yaml import YAML
+# --- the splice -------------------------------------------------------------------------
 
-    lines = text.splitlines(keepends=True)
-    newline = "\r\n" if "\r\n" in text else "\n"
-    tree = YAML(typ="rt", pure=True).load(text)
-    if not hasattr(tree, "lc") or not isinstance(tree, dict) or tree.fa.flow_style():
-        raise SignoffError("the manifest is not a block-style mapping (`key: value` lines), so the sign-off "
-                           "cannot be added without rewriting it")
-    if any(tree.lc.key(k)[1] != 0 for k in tree):
-        raise SignoffError("the manifest's top-level keys are indented; start them at the beginning of the line")
-    block = _render(records).replace("\n", newline)
-    if SECTION in tree:
-        start = tree.lc.key(SECTION)[0]
-        end = min((tree.lc.key(k)[0] for k in tree if tree.lc.key(k)[0] > start), default=len(lines))
-        while end > start + 1 and _outside(lines[end - 1]):
+_BREAK = re.compile(r"\r\n|\r|\n")  # YAML's line breaks in a file; U+2028, U+2029, U+0085 are not
+
+
+@dataclass
+class _Top:
+    """The top-level mapping as the parser saw it, in character offsets into the text."""
+
+    flow: bool
+    keys: list[tuple[str, int, int, int]]  # (key, start offset, column, end offset of its value)
+    end: int  # offset of the mapping's end (a flow mapping's closing brace)
+
+
+def _top_level(text: str) -> _Top:
+    import yaml
+
+    from linter.manifest.loader import _parser
+
+    parser = _parser(text)
+    ev = yaml.events
+    parser.get_event()  # stream start
+    parser.get_event()  # document start
+    start = parser.get_event()
+    if not isinstance(start, ev.MappingStartEvent):
+        raise SignoffError("the manifest is not a mapping of sections, so there is nowhere to record a sign-off")
+    keys = []
+    while not parser.check_event(ev.MappingEndEvent):
+        key = parser.get_event()
+        name = key.value if isinstance(key, ev.ScalarEvent) else None
+        depth, value_end = 0, key.end_mark.index
+        while True:  # the value: one node, however deep
+            event = parser.get_event()
+            if isinstance(event, (ev.MappingStartEvent, ev.SequenceStartEvent)):
+                depth += 1
+            elif isinstance(event, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+                depth -= 1
+            value_end = event.end_mark.index
+            if depth == 0:
+                break
+        if name is None and isinstance(key, (ev.MappingStartEvent, ev.SequenceStartEvent)):
+            raise SignoffError("the manifest has a complex top-level key; sign-offs need plain keys")
+        keys.append((name, key.start_mark.index, key.start_mark.column, value_end))
+    end = parser.get_event().start_mark.index
+    return _Top(flow=bool(start.flow_style), keys=keys, end=end)
+
+
+def _lines(text: str) -> list[str]:
+    """The file's lines, each with its own line break, split at CR, LF and CRLF only."""
+    out, at = [], 0
+    for match in _BREAK.finditer(text):
+        out.append(text[at:match.end()])
+        at = match.end()
+    if at < len(text):
+        out.append(text[at:])
+    return out
+
+
+def splice(text: str, records: list[dict[str, Any]]) -> str:
+    """`text` with its `signoffs:` section replaced by `records` (or added)."""
+    top = _top_level(text)
+    first_break = _BREAK.search(text)
+    newline = first_break.group() if first_break else "\n"
+    if top.flow:
+        return _splice_flow(text, top, records)
+    lines = _lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    line_of = lambda offset: bisect.bisect_right(starts, offset) - 1  # noqa: E731
+    columns = {column for _, _, column, _ in top.keys}
+    indent = min(columns) if columns else 0
+    for name, offset, column, _ in top.keys:
+        before = text[starts[line_of(offset)]:offset]
+        if before.strip(" "):  # e.g. `--- key:` on the marker line
+            raise SignoffError(f"the top-level key {name!r} does not start its own line, so the sign-off section "
+                               "cannot be placed beside it; put it on a line of its own")
+    block = "".join((" " * indent + line if line.strip() else line) for line in _render(records).splitlines(True))
+    block = block.replace("\n", newline)
+    names = [name for name, _, _, _ in top.keys]
+    if SECTION in names:
+        i = names.index(SECTION)
+        start = line_of(top.keys[i][1])
+        end = line_of(top.keys[i + 1][1]) if i + 1 < len(top.keys) else len(lines)
+        while end > start + 1 and _outside(lines[end - 1], indent):
             end -= 1
         return "".join(lines[:start]) + block + "".join(lines[end:])
-    end = next((i for i, line in enumerate(lines) if line.rstrip("\r\n") == "..."), len(lines))  # document end
+    after_map = line_of(top.keys[-1][1]) + 1 if top.keys else 0
+    end = next((i for i in range(after_map, len(lines)) if lines[i].rstrip("\r\n") == "..."), len(lines))  # document end
     head = "".join(lines[:end])
-    if not head.endswith(("\n", "\r")):
+    if head and not head.endswith(("\n", "\r")):
         head += newline
     if lines[:end] and lines[end - 1].strip():
         head += newline
     return head + block + "".join(lines[end:])
 
 
-def _outside(line: str) -> bool:
-    """Blank lines, column-0 comments and document markers after a section belong to what follows."""
-    return not line.strip() or line.startswith("#") or line.strip() == "..."
+def _splice_flow(text: str, top: _Top, records: list[dict[str, Any]]) -> str:
+    """A flow-style manifest (`{...}`) gets the section as one JSON entry, in place."""
+    entry = f"{SECTION}: " + json.dumps(
+        [{k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in r.items()} for r in records], ensure_ascii=True)
+    names = [name for name, _, _, _ in top.keys]
+    if SECTION in names:
+        _, start, _, end = top.keys[names.index(SECTION)]
+        return text[:start] + entry + text[end:]
+    last_end = top.keys[-1][3] if top.keys else top.end
+    between = text[last_end:top.end]
+    joiner = " " if "," in between or not top.keys else ", "
+    return text[:last_end] + between.rstrip() + joiner + entry + between[len(between.rstrip()):] + text[top.end:]
+
+
+def _outside(line: str, indent: int = 0) -> bool:
+    """Blank lines, comments at the keys' indentation or left of it, and document markers
+    after a section belong to what follows."""
+    stripped = line.lstrip(" \t")
+    return not line.strip() or (stripped.startswith("#") and len(line) - len(stripped) <= indent) or line.strip() == "..."
 
 
 def _render(records: list[dict[str, Any]]) -> str:
@@ -329,8 +612,9 @@ def _render(records: list[dict[str, Any]]) -> str:
         if isinstance(item.get("sections"), dict):  # one line: a diagnostic, not for reading
             item["sections"] = CommentedMap(item["sections"])
             item["sections"].fa.set_flow_style()
-        if item.get("signature"):
-            item["signature"] = LiteralScalarString(item["signature"])
+        for key in ("snapshot", "signature"):
+            if item.get(key):
+                item[key] = LiteralScalarString(item[key])
         items.append(item)
     out = io.StringIO()
     yaml.dump(CommentedMap({SECTION: items}), out)
@@ -345,12 +629,95 @@ def _same_content(before: dict[str, Any], after: dict[str, Any], records: list[d
                            "nothing was written (please report this)")
 
 
+# --- the lock and the write -------------------------------------------------------------
+
+
+class locked:
+    """An exclusive lock on the manifest for a read-modify-write. The lock is on the file
+    itself; since a sign-off replaces the file, a waiter that wakes up holding the lock of a
+    file that has been replaced tries again on the new one. (Where `fcntl` is missing, as on
+    Windows, there is no lock.)"""
+
+    def __init__(self, path: str):
+        self.target = os.path.realpath(path)
+        self.handle: Any = None
+
+    def __enter__(self) -> "locked":
+        try:
+            import fcntl
+        except ImportError:
+            return self
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                handle = open(self.target, "rb")  # noqa: SIM115 - held until __exit__
+            except OSError:
+                return self  # read_bytes says why the file cannot be read
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                if time.monotonic() > deadline:
+                    raise SignoffError(f"another hwlint signoff has held {self.target} for {LOCK_WAIT_SECONDS} s; "
+                                       "try again when it is done") from None
+                time.sleep(0.02)
+                continue
+            try:
+                same = os.fstat(handle.fileno()).st_ino == os.stat(self.target).st_ino
+            except OSError:
+                same = False
+            if same:
+                self.handle = handle
+                _remove_leftovers(Path(self.target))
+                return self
+            handle.close()  # replaced while we waited: lock the new file
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.handle is not None:
+            self.handle.close()  # closing releases the lock
+
+
+def _temp_prefix(target: Path) -> str:
+    return f".{target.name}.hwlint-"
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Temporary files of an earlier sign-off that was killed outright (kill -9, power loss).
+    Only called under the lock, so no running sign-off owns them."""
+    try:
+        for leftover in target.parent.glob(_temp_prefix(target) + "*.tmp"):
+            if leftover.is_file() and not leftover.is_symlink():
+                leftover.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+class _Interrupted(BaseException):
+    pass
+
+
 def atomic_write(path: str, data: bytes) -> None:
-    """Write through a temporary file in the same folder and rename it over `path`."""
+    """Write through a temporary file in the same folder and rename it over `path`. A signal
+    the process can catch while writing removes the temporary file, then ends the process
+    as the signal would."""
     target = Path(os.path.realpath(path))  # through a symlink: replace the file, keep the link
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent) or ".")
+    caught: list[int] = []
+
+    def interrupted(signum: int, _frame: Any) -> None:
+        caught.append(signum)
+        raise _Interrupted()
+
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            try:
+                previous[signum] = signal.signal(signum, interrupted)
+            except (ValueError, OSError):  # not the main thread
+                pass
+    temp = ""
     try:
+        fd, temp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=str(target.parent) or ".")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -359,6 +726,14 @@ def atomic_write(path: str, data: bytes) -> None:
             os.chmod(temp, mode)
         os.replace(temp, target)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        if temp:
+            Path(temp).unlink(missing_ok=True)
         raise
-
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:  # the file is untouched and the temporary file gone: now end as the signal asked
+            if caught[0] != signal.SIGINT:
+                signal.signal(caught[0], signal.SIG_DFL)
+                os.kill(os.getpid(), caught[0])
+            raise SignoffError("interrupted while writing")  # noqa: B012 - replaces _Interrupted on purpose

@@ -1,0 +1,309 @@
+"""Organisation settings that live outside the manifests: `.hwlint.yaml`, or `[tool.hwlint]`
+in `pyproject.toml`, found by walking up from the manifest's folder (as ruff and yamllint
+do). The first folder that holds either wins; `.hwlint.yaml` before `pyproject.toml`, and a
+`pyproject.toml` without `[tool.hwlint]` is passed over. `--config FILE` names the file
+instead; `--isolated` ignores every config.
+
+```yaml
+policy:                      # floors: a manifest's policy may tighten these, never relax them
+  power_headroom_pct: 25
+allow_relaxing: [compute_efficiency]        # policy names (or signoff_roles) a manifest may relax after all
+rules: [team-rules]          # extra rule folders, relative to this file
+select: [PWR, STO]           # rule ids or prefixes; the command line's --select replaces it
+ignore: [BUY005]             # added to the command line's --ignore
+fail_on: warning             # the command line's --fail-on wins
+catalog: [team-catalog]      # extra catalog folders, relative to this file
+signoff:
+  roles: [technical lead, facilities, finance]   # required; a manifest may add roles, not drop them
+  allowed_signers: keys/allowed_signers           # ssh-keygen's allowed-signers file (git's format)
+  signers:                                        # who may sign each role (principals in that file)
+    technical lead: [alice@example.com]
+    finance: [carol@example.com]
+  roles_per_signer: 1        # how many roles one principal may sign (default 1)
+  require_signatures: true   # default: true when allowed_signers or signers is given
+```
+
+Which way is "tighter" is written per policy value in rules/policy.yaml (`stricter: higher`
+or `lower`); a value marked `none` (or with no direction) may not be changed by a manifest at
+all once the config sets it. Unknown keys are errors with a "did you mean"; so are wrong types. Nothing
+here imports the engine: the command line hands the result down.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from linter.manifest.validate import suggest
+
+NAMES = (".hwlint.yaml", "pyproject.toml")
+TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "fail_on", "catalog", "signoff")
+SIGNOFF_KEYS = ("roles", "allowed_signers", "signers", "roles_per_signer", "require_signatures")
+FAIL_ON = ("error", "warning", "info")
+ROLES_KEY = "signoff_roles"
+_FULL_ID = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")  # the manifest's policy key for its sign-off roles
+
+
+class ConfigError(Exception):
+    """The config file cannot be used; the message names the file, line and key."""
+
+
+@dataclass
+class Config:
+    path: str | None = None  # None: no config in effect
+    policy: dict[str, float] = field(default_factory=dict)
+    allow_relaxing: set[str] = field(default_factory=set)
+    rules: list[str] = field(default_factory=list)
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    fail_on: str | None = None
+    catalog: list[str] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+    allowed_signers: str | None = None
+    signers: dict[str, list[str]] = field(default_factory=dict)
+    roles_per_signer: int = 1
+    require_signatures: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"the config {self.path}" if self.path else "no config"
+
+
+# --- finding it ------------------------------------------------------------------------
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        return "hwlint" in (_toml(path).get("tool") or {})
+    except ConfigError:
+        return True  # a broken pyproject.toml is reported when it is read
+
+
+def find(start: str) -> Path | None:
+    """The config for a manifest at `start`: the nearest folder up that holds one."""
+    folder = Path(start).resolve()
+    folder = folder if folder.is_dir() else folder.parent
+    for here in (folder, *folder.parents):
+        for name in NAMES:
+            candidate = here / name
+            if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
+                return candidate
+    return None
+
+
+def for_files(files: list[str] | tuple[str, ...], explicit: str | None, isolated: bool) -> Config:
+    """The one config that governs `files` (all of them must share it)."""
+    if isolated:
+        return Config()
+    if explicit:
+        return load(Path(explicit))
+    found = {str(find(f)) if find(f) else None for f in files} or {None}
+    if len(found) > 1:
+        named = ", ".join(sorted(p or "(none)" for p in found))
+        raise ConfigError(f"these manifests are governed by different configs ({named}); review them in "
+                          "separate runs, or name one with --config")
+    only = found.pop()
+    return load(Path(only)) if only else Config()
+
+
+# --- reading it ------------------------------------------------------------------------
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11 or later; use .hwlint.yaml instead") from None
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+@lru_cache(maxsize=1)
+def policy_specs() -> dict[str, dict[str, Any]]:
+    from linter.manifest.loader import load_file
+    from linter.paths import data_dir
+
+    return load_file(str(data_dir("rules") / "policy.yaml")).data
+
+
+def load(path: Path) -> Config:
+    from linter.manifest.loader import InputError, load_file
+
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    position: Callable[[tuple], tuple[int, int]]
+    if path.name.endswith(".toml"):
+        data = (_toml(path).get("tool") or {}).get("hwlint")
+        if data is None:
+            raise ConfigError(f"{path}: has no [tool.hwlint] table")
+        position = lambda _: (1, 1)  # noqa: E731 - tomllib keeps no positions
+    else:
+        try:
+            doc = load_file(str(path))
+        except InputError as exc:
+            raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
+        data = doc.data if doc.data is not None else {}
+        position = doc.position
+    return _parse(data, path, position)
+
+
+def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) -> Config:
+    def fail(where: tuple, message: str) -> ConfigError:
+        line, column = position(where)
+        key = ".".join(str(p) for p in where)
+        return ConfigError(f"{path}:{line}:{column}: {key + ': ' if key else ''}{message}")
+
+    if not isinstance(data, dict):
+        raise fail((), "the config must be a mapping of settings (policy, rules, select, ignore, ...)")
+    _known(data, TOP_KEYS, (), fail)
+    folder = path.resolve().parent
+    config = Config(path=str(path))
+    specs = policy_specs()
+
+    policy = data.get("policy") or {}
+    if not isinstance(policy, dict):
+        raise fail(("policy",), "give a mapping of policy names to values, e.g. power_headroom_pct: 20")
+    _known(policy, [k for k in specs], ("policy",), fail, extra=f" ({ROLES_KEY} goes under signoff.roles)")
+    for name, value in policy.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail(("policy", name), f"must be a number in {specs[name].get('unit') or 'its unit'}")
+        config.policy[name] = value
+
+    relax = data.get("allow_relaxing") or []
+    for i, name in enumerate(_strings(relax, ("allow_relaxing",), fail)):
+        if name not in specs and name != ROLES_KEY:
+            raise fail(("allow_relaxing", i), f'"{name}" is not a policy name' + suggest(name, [*specs, ROLES_KEY]))
+        config.allow_relaxing.add(name)
+
+    config.rules = [str(folder / p) for p in _strings(data.get("rules") or [], ("rules",), fail)]
+    config.catalog = [str(folder / p) for p in _strings(data.get("catalog") or [], ("catalog",), fail)]
+    config.select = [s.strip().upper() for s in _ids(data.get("select"), ("select",), fail)]
+    config.ignore = [s.strip().upper() for s in _ids(data.get("ignore"), ("ignore",), fail)]
+    fail_on = data.get("fail_on")
+    if fail_on is not None:
+        if fail_on not in FAIL_ON:
+            raise fail(("fail_on",), f"must be one of {', '.join(FAIL_ON)}" + suggest(str(fail_on), list(FAIL_ON)))
+        config.fail_on = fail_on
+
+    signoff = data.get("signoff") or {}
+    if not isinstance(signoff, dict):
+        raise fail(("signoff",), "give a mapping (roles, allowed_signers, signers, ...)")
+    _known(signoff, SIGNOFF_KEYS, ("signoff",), fail)
+    config.roles = _strings(signoff.get("roles") or [], ("signoff", "roles"), fail)
+    if len(set(config.roles)) != len(config.roles):
+        raise fail(("signoff", "roles"), "names a role twice")
+    signers = signoff.get("signers") or {}
+    if not isinstance(signers, dict):
+        raise fail(("signoff", "signers"), "give a mapping of role to a list of principals")
+    for role, principals in signers.items():
+        if config.roles and role not in config.roles:
+            raise fail(("signoff", "signers", role), "is not one of signoff.roles" + suggest(str(role), config.roles))
+        config.signers[str(role)] = _strings(principals, ("signoff", "signers", role), fail)
+    if signoff.get("allowed_signers") is not None:
+        given = signoff["allowed_signers"]
+        if not isinstance(given, str) or not given.strip():
+            raise fail(("signoff", "allowed_signers"), "give the path of an allowed-signers file")
+        config.allowed_signers = str(folder / given)
+    per = signoff.get("roles_per_signer", 1)
+    if isinstance(per, bool) or not isinstance(per, int) or per < 1:
+        raise fail(("signoff", "roles_per_signer"), "must be a whole number, 1 or more")
+    config.roles_per_signer = per
+    required = signoff.get("require_signatures")
+    if required is not None and not isinstance(required, bool):
+        raise fail(("signoff", "require_signatures"), "must be true or false")
+    config.require_signatures = required if required is not None else bool(config.signers or config.allowed_signers)
+    if config.require_signatures and not config.allowed_signers:
+        raise fail(("signoff",), "signatures are required, so name the allowed-signers file (allowed_signers: PATH)")
+    return config
+
+
+def _known(mapping: dict, keys: Any, where: tuple, fail: Callable[..., ConfigError], extra: str = "") -> None:
+    for key in mapping:
+        if key not in keys:
+            hint = suggest(str(key), list(keys))
+            raise fail((*where, key), f"unknown setting{hint or '; the settings are: ' + ', '.join(keys)}{extra if not hint else ''}")
+
+
+def _strings(value: Any, where: tuple, fail: Callable[..., ConfigError]) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise fail(where, "give a list of names")
+    return [v.strip() for v in value]
+
+
+def _ids(value: Any, where: tuple, fail: Callable[..., ConfigError]) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.split(",")
+    return [v for v in _strings(value, where, fail) if v]
+
+
+# --- what it means for one manifest ------------------------------------------------------
+
+
+def relaxes(name: str, floor: Any, given: Any) -> bool:
+    """Does a manifest's `given` value loosen the config's `floor` for policy `name`?"""
+    direction = policy_specs().get(name, {}).get("stricter")
+    if given == floor:
+        return False
+    if direction == "higher":
+        return given < floor
+    if direction == "lower":
+        return given > floor
+    return True  # no direction: any change moves the organisation's value
+
+
+def required_roles(config: Config, manifest_roles: list[str] | None, defaults: tuple[str, ...]) -> list[str]:
+    """The organisation's roles (or the defaults) plus any the manifest adds; the manifest
+    replaces them only when the config allows relaxing signoff_roles."""
+    base = list(config.roles or defaults)
+    if manifest_roles and ROLES_KEY in config.allow_relaxing:
+        return list(manifest_roles)
+    return base + [r for r in manifest_roles or [] if r not in base]
+
+
+@dataclass
+class Selection:
+    """Which rules run, and for each rule left out, how it was left out (every report says so)."""
+
+    select: list[tuple[str, str]] = field(default_factory=list)  # (pattern, how)
+    ignore: list[tuple[str, str]] = field(default_factory=list)
+
+    @staticmethod
+    def matches(rule_id: str, pattern: str) -> bool:
+        """An exact id, or a prefix (`PWR`, `PWR00`) of one; a full id is never a prefix."""
+        return rule_id == pattern or (not _FULL_ID.match(pattern) and rule_id.startswith(pattern))
+
+    def dropped(self, rule_id: str) -> str | None:
+        """None when the rule runs, else how it was deselected ("--ignore PWR", ...)."""
+        if self.select and not any(self.matches(rule_id, p) for p, _ in self.select):
+            hows = sorted({how for _, how in self.select})
+            return "not selected by " + " and ".join(
+                how.format(p=",".join(p for p, h in self.select if h == how)) for how in hows)
+        for pattern, how in self.ignore:
+            if self.matches(rule_id, pattern):
+                return how.format(p=pattern)
+        return None
+
+    def __call__(self, rule_id: str) -> bool:
+        return self.dropped(rule_id) is None
+
+
+def selection(config: Config, select: str | None, ignore: str | None) -> Selection:
+    """The command line's --select replaces the config's select; --ignore adds to its ignore."""
+    def split(value: str | None) -> list[str]:
+        return [v.strip().upper() for v in (value or "").split(",") if v.strip()]
+
+    in_config = f" in {config.path}"
+    chosen = [(p, "--select {p}") for p in split(select)] or [(p, "select {p}" + in_config) for p in config.select]
+    dropped = [(p, "ignore {p}" + in_config) for p in config.ignore] + [(p, "--ignore {p}") for p in split(ignore)]
+    return Selection(chosen, dropped)
