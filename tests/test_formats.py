@@ -281,7 +281,7 @@ def test_github_levels_and_escaping(hwlint, tmp_path, extra_rules):
     run = hwlint("check", manifest, "--rules", extra_rules, "--select", "OPS", "--format", "github")
     assert run.code == 0  # warnings and infos do not fail at --fail-on error
     assert run.out.count("\n") == 3  # one line each: the Fix's line breaks are escaped
-    assert run.out.splitlines()[-1].startswith("::notice file=") and "rules did not run (not selected by --select OPS (45 rules))" in run.out
+    assert run.out.splitlines()[-1].startswith("::notice file=") and "rules did not run (not selected by --select OPS (" in run.out
     warning, notice, _ = annotations(run.out)
     assert (warning["kind"], notice["kind"]) == ("warning", "notice")
     assert warning["file"] == str(manifest) and "%2C" in run.out and "%3A" in run.out
