@@ -31,6 +31,7 @@ here imports the engine: the command line hands the result down.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -84,12 +85,19 @@ def _has_tool_table(path: Path) -> bool:
 
 def find(start: str) -> Path | None:
     """The config for a manifest at `start`: the nearest folder up that holds one."""
-    folder = Path(start).resolve()
-    folder = folder if folder.is_dir() else folder.parent
+    folder = Path(os.path.abspath(start))
+    try:
+        folder = folder if folder.is_dir() else folder.parent
+    except OSError:  # a name the system cannot even look up: the review reports it; search from its folder
+        folder = folder.parent
     for here in (folder, *folder.parents):
         for name in NAMES:
             candidate = here / name
-            if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
+            try:
+                found = candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate))
+            except OSError:
+                found = False
+            if found:
                 return candidate
     return None
 
@@ -100,7 +108,8 @@ def for_files(files: list[str] | tuple[str, ...], explicit: str | None, isolated
         return Config()
     if explicit:
         return load(Path(explicit))
-    found = {str(find(f)) if find(f) else None for f in files} or {None}
+    located = [find(f) for f in files]
+    found = {str(p) if p else None for p in located} or {None}
     if len(found) > 1:
         named = ", ".join(sorted(p or "(none)" for p in found))
         raise ConfigError(f"these manifests are governed by different configs ({named}); review them in "
