@@ -175,13 +175,8 @@ def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]]
     for review in reviews:
         if review.unreadable:
             notifications += [_notification(f"{repo_relative(r.file)}: {r.message}", r) for r in review.file_findings]
-    return _log(rules, results, notifications, pack_digest(pack))
-
-
-def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
-    rules, index = _rules(reviews, pack)
-    lines = _source_lines()
-    document = _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)])
+    log = _log(rules, results, notifications, pack_digest(pack))
+    index = {d["id"]: i for i, d in enumerate(rules)}
     overrides = []  # SARIF's place for rules a run switched off: one per (rule, manifest)
     for review in reviews:
         for d in review.deselected:
@@ -192,8 +187,14 @@ def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
                     "properties": {"deselectedBy": d["how"], "manifest": repo_relative(review.file)},
                 })
     if overrides:
-        document["runs"][0]["invocations"][0]["ruleConfigurationOverrides"] = overrides
-    return document
+        log["runs"][0]["invocations"][0]["ruleConfigurationOverrides"] = overrides
+    return log
+
+
+def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
+    rules, index = _rules(reviews, pack)
+    lines = _source_lines()
+    return _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)])
 
 
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None]) -> None:
