@@ -74,15 +74,38 @@ def config_options(command: Any) -> Any:
                         help="use this config file instead of the .hwlint.yaml or pyproject.toml found above the manifest")(command)
 
 
-def _load_pack(extra: Sequence[str]) -> Any:
+def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = ()) -> Any:
+    import dataclasses
+
     from linter.engine.rules import RuleLoadError, load_pack
 
     try:
-        return load_pack(list(extra))
+        pack = load_pack(list(extra))
     except RuleLoadError as exc:
         for problem in exc.problems:
             _error(f"hwlint: rule error: {problem}")
         raise Exit(2) from None
+    if not catalogs:
+        return pack
+    _load_catalog(catalogs)
+    return dataclasses.replace(pack, catalog_folders=[Path(c) for c in catalogs])
+
+
+def _load_catalog(catalogs: Sequence[str]) -> Any:
+    """The built-in catalog plus the team folders; a broken team file ends the command (exit 2)."""
+    from linter.manifest.catalog import CatalogError, load_catalog
+
+    try:
+        return load_catalog(tuple(str(c) for c in catalogs))
+    except CatalogError as exc:
+        for problem in exc.problems:
+            click.echo(f"hwlint: catalog error: {problem}", err=True)
+        raise Exit(2) from None
+
+
+CATALOG_OPTION = click.option("--catalog", "catalogs", multiple=True, type=click.Path(file_okay=False),
+                              help="a team catalog folder (*.yaml, same schema as catalog/; repeatable); its entries "
+                                   "add to the built-in ones and replace those of the same name")
 
 
 MACHINE_FORMATS = ("json", "sarif")  # JSON escapes every control character itself
@@ -288,6 +311,7 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
         click.option("--select", help="only these rule ids or prefixes, comma-separated (e.g. PWR,GPU001)"),
         click.option("--ignore", help="skip these rule ids or prefixes, comma-separated"),
         click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)"),
+        CATALOG_OPTION,
         click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
                      help="lowest severity that makes the exit code 1 (default: the config's fail_on, else error)"),
         click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
@@ -311,7 +335,7 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
 @click.option("--color", "colour", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it)")
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
-          ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
+          ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
           stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, colour: str,
           config_file: str | None, isolated: bool) -> None:
     """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
@@ -326,7 +350,7 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
         stdin_name = stdin_filename or "-"
         on_disk = [p for p in paths if p != "-"]
         config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
-        pack = _load_pack([*config.rules, *rule_dirs])
+        pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
         _check_patterns(select, ignore, pack)
         selected = selection(config, select, ignore)
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
@@ -373,7 +397,8 @@ def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config:
 @click.argument("new", type=click.Path())
 @lambda command: review_options(command, DIFF_FORMATS)
 def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | None, tier: str | None,
-                 select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], fail_on: str | None,
+                 select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
+                 fail_on: str | None,
                  config_file: str | None, isolated: bool) -> None:
     """What changing manifest OLD into NEW does: findings introduced, resolved and still open
     (matched by rule and manifest path, not line), and how the budget moves.
@@ -387,7 +412,7 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
 
     outputs = _outputs(formats, output, allowed=DIFF_FORMATS, inputs=(old, new), rule_dirs=rule_dirs)
     config = _config([new], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs])
+    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
     _check_patterns(select, ignore, pack)
     selected = selection(config, select, ignore)
     before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config)
@@ -398,6 +423,75 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
         raise Exit(2)
     threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
     raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in changes.introduced) else 0)
+
+
+@cli.group()
+def catalog() -> None:
+    """The parts the review knows, with their source and date."""
+
+
+_KIND_NAMES = {"gpus": "GPU", "nics": "NIC", "switches": "switch", "systems": "system"}
+
+
+@catalog.command("list")
+@CATALOG_OPTION
+@click.option("--kind", type=click.Choice(["gpus", "nics", "switches", "systems"]), help="only this kind of part")
+def catalog_list(catalogs: tuple[str, ...], kind: str | None) -> None:
+    """One line per entry: kind, name, vendor, document date, read on, where it comes from."""
+    parts = _load_catalog(catalogs)
+    for k in ("gpus", "nics", "switches", "systems"):
+        if kind and k != kind:
+            continue
+        for name in parts.names(k):
+            entry = getattr(parts, k)[name]
+            read = entry.get("read_on") or "-"
+            click.echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} as of {entry['as_of']}  "
+                       f"read {read:<10}  {entry.get('_origin', '')}")
+
+
+@catalog.command("show")
+@CATALOG_OPTION
+@click.argument("name")
+def catalog_show(catalogs: tuple[str, ...], name: str) -> None:
+    """Every value of one entry (by name, alias or ordering part number), with its source."""
+    from linter.manifest.validate import suggest
+
+    parts = _load_catalog(catalogs)
+    found = [(k, parts.find(k, name)) for k in ("gpus", "nics", "switches", "systems")]
+    found = [(k, e) for k, e in found if e]
+    if not found:
+        every = [n for k in ("gpus", "nics", "switches", "systems") for n in parts.names(k)]
+        hint = suggest(name, every, cutoff=0.4) or "; `hwlint catalog list` shows them all"
+        click.echo(f'hwlint: no catalog entry "{name}"{hint}', err=True)
+        raise Exit(2)
+    for kind, entry in found:
+        click.echo(_entry_text(kind, entry))
+
+
+def _entry_text(kind: str, entry: dict) -> str:
+    source = entry.get("source", {})
+    lines = [f"{entry['name']} ({_KIND_NAMES[kind]}, {entry.get('vendor', 'vendor not given')}; {entry.get('_origin', '')})"]
+    if entry.get("aliases"):
+        lines.append("  also named: " + ", ".join(entry["aliases"]))
+
+    def walk(value: Any, prefix: str) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(inner, f"{prefix}.{key}" if prefix else key)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for i, inner in enumerate(value):
+                walk(inner, f"{prefix}[{i}]")
+        else:
+            lines.append(f"  {prefix}: {', '.join(map(str, value)) if isinstance(value, list) else value}")
+
+    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "read_on", "notes", "vendor")
+          and not k.startswith("_")}, "")
+    title = ". ".join(str(source[k]) for k in ("title", "publisher", "year", "section") if source.get(k))
+    lines.append(f"  source: {title}" + (f" <{source['url']}>" if source.get("url") else ""))
+    lines.append(f"  document date (as_of): {entry['as_of']}" + (f"; read on {entry['read_on']}" if entry.get("read_on") else ""))
+    if entry.get("notes"):
+        lines.append(f"  notes: {entry['notes']}")
+    return "\n".join(lines)
 
 
 @cli.group()
@@ -544,6 +638,7 @@ ROLE_WORDS = ("finance", "facilities", "technical-lead")
 
 
 @cli.command()
+@CATALOG_OPTION
 @click.argument("file", type=click.Path())
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the checklist to this file")
 @click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one")
@@ -552,7 +647,7 @@ ROLE_WORDS = ("finance", "facilities", "technical-lead")
               help="put this role's items and numbers first (finance: procurement; facilities: power and cooling; "
                    "technical-lead: compute, network, storage)")
 @config_options
-def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...], role: str | None,
+def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], role: str | None,
               config_file: str | None, isolated: bool) -> None:
     """Write the sign-off checklist of manifest FILE: every rule as a Markdown task, grouped by
     layer, with the sign-off table. Exit 0 when written, whatever the items say."""
@@ -560,13 +655,14 @@ def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[
 
     check_targets([output], [file], rule_dirs)
     config = _config([file], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs])
+    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
     doc, review = _reviewed(file, pack, tier, config)
     _write(render(review, doc, pack, config=config, role=role), output, "markdown")
     raise Exit(2 if review.rule_errors else 0)
 
 
 @cli.command()
+@CATALOG_OPTION
 @click.argument("file", type=click.Path())
 @click.option("--role", required=True, help='the role signing: one of the config\'s signoff.roles or the manifest\'s '
               'policy.signoff_roles (default "technical lead", "facilities", "finance")')
@@ -574,7 +670,7 @@ def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[
 @click.option("--sign-key", type=click.Path(dir_okay=False), help="also sign with this SSH private key (ssh-keygen -Y sign)")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
 @config_options
-def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tuple[str, ...],
+def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
             config_file: str | None, isolated: bool) -> None:
     """Record ROLE's sign-off in manifest FILE, bound to its content, the rule pack and this
     hwlint build. Only the signoffs: section of the file is rewritten."""
@@ -583,7 +679,7 @@ def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tu
     from linter.signoff.records import SignoffError, blocking, record_signoff
 
     config = _config([file], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs])
+    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
     _, review = _reviewed(file, pack, config=config)
     try:
         record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key, config)
@@ -615,6 +711,7 @@ def _date(value: str | None) -> Any:
 
 
 @cli.command()
+@CATALOG_OPTION
 @click.argument("file", type=click.Path())
 @click.option("--allowed-signers", type=click.Path(exists=True, dir_okay=False),
               help="also require a good SSH signature on every sign-off (ssh-keygen -Y verify; git's format); "
@@ -627,7 +724,7 @@ def _date(value: str | None) -> Any:
                    "the signing date; what has gone stale since is still reported")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
 @config_options
-def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: str | None, rule_dirs: tuple[str, ...],
+def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
            config_file: str | None, isolated: bool) -> None:
     """Check the sign-offs recorded in manifest FILE: valid, stale (manifest, rule pack or
     hwlint changed) or missing. Exit 0 only when every required role holds a valid
@@ -641,7 +738,7 @@ def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: s
     if on is not None and on > today():
         raise click.BadParameter(f"{as_of} is in the future (today is {today()})", param_hint="--as-of")
     config = _config([file], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs])
+    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
     doc, review = _reviewed(file, pack, config=config, on=on)
     rules = Rules({r.id for r in pack.rules if r.spec.never_skip}, review.deselected, allow_pending)
     try:

@@ -87,7 +87,10 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     if problems:
         review.results = problems
         return review
-    resolved = resolve(doc, load_catalog(tuple(config.catalog)) if config.catalog else None)
+    from linter.manifest.catalog import load_catalog
+
+    folders = tuple(dict.fromkeys([*map(str, config.catalog), *(str(f) for f in getattr(pack, "catalog_folders", ()))]))
+    resolved = resolve(doc, load_catalog(folders))
     review.catalog = resolved.refs
     if resolved.findings:
         review.results = resolved.findings
@@ -105,7 +108,9 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     review.policy = policy
     facts = derive(data, {k: v["value"] for k, v in policy.items()})
     facts["today"] = on.isoformat()
-    facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of} for r in resolved.refs]
+    # The entries whose values the review inherited; an entry the manifest overrode in full is not relied on.
+    facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of, "read_on": r.read_on,
+                         "inherited": ", ".join(r.inherited)} for r in resolved.refs if r.inherited]
     review.tier, review.tier_reason = choose_tier(pack, data, facts, tier)
     facts["tier"] = review.tier
     review.facts = facts

@@ -81,6 +81,7 @@ class RulePack:
     # linter.manifest.dump.shape(): the manifest models as plain data, built with the pack so
     # that a cached pack carries it and a valid manifest is reviewed without pydantic
     manifest_shape: Any = None
+    catalog_folders: list[Path] = field(default_factory=list)  # team catalogs (--catalog), after the built-in one
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -291,8 +292,9 @@ def pack_digest(pack: RulePack) -> str:
     from linter.manifest.loader import read_bytes
 
     sha = hashlib.sha256()
-    catalog = data_dir("catalog")
-    for folder, path in [*pack_files(pack.folders), *((catalog, p) for p in sorted(catalog.glob("*.yaml")))]:
+    catalogs = [data_dir("catalog"), *pack.catalog_folders]
+    catalog_files = [(folder, p) for folder in catalogs for p in sorted(folder.glob("*.yaml"))]
+    for folder, path in [*pack_files(pack.folders), *catalog_files]:
         data = read_bytes(str(path), str(folder))
         sha.update(f"{path.name}\0{len(data)}\0".encode())
         sha.update(data)

@@ -478,12 +478,14 @@ class CatalogEntry(Strict):
 
     name: Text
     source: Source
-    as_of: dt.date
+    as_of: dt.date = Field(description="the date printed on the source document (first day of the month or year "
+                                       "when only those are printed; the reading day for an undated live web page)")
+    read_on: dt.date | None = Field(None, description="the day the source was read or last re-checked")
+    aliases: list[Text] = Field([], description="other names and ordering part numbers that find this entry")
     notes: Text | None = None
 
 
 class CatalogGpu(GpuSpec, CatalogEntry):
-    aliases: list[Text] = []
     memory_type: Text | None = None
 
 
