@@ -165,3 +165,33 @@ def test_time_depends_on_the_layout(hwlint, tmp_path):
     assert len({base, t4p2, flat, slow}) == 4
     assert flat > base  # full recompute costs a third more compute, ZeRO-3 1.5x the all-reduce
     assert slow > flat  # a quarter of the per-GPU bandwidth for the same gradients
+
+
+def _facts(name: str) -> dict:
+    from linter.engine.review import review_file
+    from linter.engine.rules import load_pack
+
+    return review_file(str(EXAMPLES / name), load_pack()).facts
+
+
+def test_qlora_70b_on_one_node_counts_the_4_bit_base_and_the_adapters():
+    # 69e9 frozen weights at 4.5 bits = 38.8 GB on every GPU (plain data parallelism); rank-64 adapters on
+    # q, k, v, o, gate, up, down: 80 * 64 * (16384 + 9216 + 9216 + 16384 + 3 * 36864) = 828.4M at 16 bytes.
+    memory = _facts("qlora-70b-one-node.hw.yaml")["memory"]
+    adapters = 80 * 64 * (16384 + 9216 + 9216 + 16384 + 3 * 36864)
+    assert memory["states"]["frozen"] == pytest.approx(69e9 * 0.5625 / GB, abs=0.01)
+    assert memory["states"]["optimizer"] == pytest.approx(12 * adapters / GB, abs=0.01)
+    assert memory["model_states_gb"] == pytest.approx((69e9 * 0.5625 + 16 * adapters) / GB, abs=0.02)
+    assert memory["total_gb"] <= memory["usable_gb"]
+
+
+def test_moe_experts_are_split_by_expert_parallelism():
+    # Experts: 56 layers * 8 * 3 * 6144 * 16384 = 135.3B, over p=8 and e=8 per GPU, optimizer sharded over
+    # d/e = 4 expert-data-parallel ranks; the other 5.3B over p=8 with ZeRO-1 over d=32.
+    memory = _facts("moe-pretrain.hw.yaml")["memory"]
+    experts = 56 * 8 * 3 * 6144 * 16384
+    dense = 140.6e9 - experts
+    expected = (dense / 8 * (4 + 12 / 32) + experts / 64 * (4 + 12 / 4)) / GB
+    assert memory["model_states_gb"] == pytest.approx(expected, abs=0.02)
+    training = _facts("moe-pretrain.hw.yaml")["training"]
+    assert training["breakdown"]["moe_all_to_all"] > 0 and 0.38 <= training["mfu"] <= 0.52

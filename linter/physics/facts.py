@@ -686,6 +686,7 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
             fabric_bytes_per_s=fabric_bw, gradient_bytes=trainable_bytes, expert_params=expert, zero_stage=cfg["zero"],
             interruptions_per_gpu_second=policy["interruptions_per_1000_gpu_days"] / 1000 / 86400,
             interruption_cost_s=(policy["restart_minutes"] + interval / 2) * 60,
+            frozen=cfg["method"] in ("lora", "qlora"),
         )
 
     result = run(gpus_total, d)

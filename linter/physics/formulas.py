@@ -173,23 +173,25 @@ def training_seconds_at_mfu(params: float, tokens: float, gpus: int, peak_flops_
 
 
 def model_flops(active_params: float, tokens: float, layers: int | None = None, seq: int | None = None,
-                hidden: int | None = None) -> float:
+                hidden: int | None = None, frozen: bool = False) -> float:
     """Model FLOPs of a training run: 6 per active parameter per token [kaplan-2020] §2.1, plus
     the attention scores' 12*l*s*h per token when the shape is known. For a GPT layer
     (12h^2 weights) and a V x h output layer this is [narayanan-2021] eq. 3 without
     recompute: 72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h)). For MoE only the k active experts of
-    each layer count [switch-2022]."""
+    each layer count [switch-2022]. Frozen weights (LoRA, QLoRA) need no weight gradients: 4
+    FLOPs per parameter per token (forward 2, input gradients 2) [lora-2022] §4.2; the
+    adapters' own FLOPs are left out (r << h)."""
     attention = 12 * layers * seq * hidden * tokens if None not in (layers, seq, hidden) else 0.0
-    return 6 * active_params * tokens + attention
+    return (4 if frozen else 6) * active_params * tokens + attention
 
 
 def recompute_flops(recompute: str, flops: float, tokens: float, layers: int | None = None, seq: int | None = None,
-                    hidden: int | None = None) -> float:
+                    hidden: int | None = None, frozen: bool = False) -> float:
     """FLOPs spent recomputing activations: full recompute runs the forward pass again (a third
     of the model FLOPs; [narayanan-2021] eq. 3 counts 96 instead of 72); selective recompute
     [korthikanti-2022] §5 only the attention scores, 4*l*s*h per token."""
     if recompute == "full":
-        return flops / 3
+        return flops / (2 if frozen else 3)  # the forward pass: 2 of 6 FLOPs per parameter (2 of 4 when frozen)
     if recompute == "selective" and None not in (layers, seq, hidden):
         return 4 * layers * seq * hidden * tokens
     return 0.0
@@ -217,7 +219,7 @@ def training_time(
     moe_layers: int = 0, active_experts: int = 1, capacity_factor: float = 1.0,
     gpus_per_node: int = 8, link_bytes_per_s: float | None = None, fabric_bytes_per_s: float | None = None,
     gradient_bytes: float = 2.0, expert_params: float = 0.0, zero_stage: int = 0,
-    interruptions_per_gpu_second: float = 0.0, interruption_cost_s: float = 0.0,
+    interruptions_per_gpu_second: float = 0.0, interruption_cost_s: float = 0.0, frozen: bool = False,
 ) -> dict[str, float]:
     """Seconds to train, term by term, for one parallel layout. Pure: the sizer calls it for
     candidate layouts. Every term names its source:
@@ -241,9 +243,9 @@ def training_time(
     """
     active = params if active_params is None else active_params
     rate = gpus * peak_flops * efficiency
-    flops = model_flops(active, tokens, layers, seq, hidden)
+    flops = model_flops(active, tokens, layers, seq, hidden, frozen)
     out = {"compute": flops / rate,
-           "recompute": recompute_flops(recompute, flops, tokens, layers, seq, hidden) / rate}
+           "recompute": recompute_flops(recompute, flops, tokens, layers, seq, hidden, frozen) / rate}
     tokens_per_rank = tokens / (d * c)  # every data- and context-parallel rank sees its share; TP ranks share theirs
     extra_forward = 1 if recompute == "full" else 0
 

@@ -41,8 +41,7 @@ def rows(review: Review) -> list[BudgetRow]:
     if _known(mem["total_gb"], mem["usable_gb"]):
         out.append(BudgetRow(
             "GPU memory per GPU",
-            f"{num(mem['total_gb'])} GB (model states {num(mem['model_states_gb'])} at {num(mem['bytes_per_param'])} bytes per "
-            f"trainable parameter + activations {num(mem['activations_gb'])})",
+            f"{num(mem['total_gb'])} GB (model states {_states(mem)} + activations {num(mem['activations_gb'])})",
             f"{num(mem['usable_gb'])} GB usable of {num(mem['capacity_gb'])} GB ({num(reserve)}% reserve)",
             mem["total_gb"] <= mem["usable_gb"],
         ))
@@ -100,6 +99,15 @@ def rows(review: Review) -> list[BudgetRow]:
                                  num(fabric["ports_present"]), fabric["ports_needed"] <= fabric["ports_present"]))
     days = f["training"].get("days")
     return out + _time_row(review, days)
+
+
+def _states(mem: dict) -> str:
+    """Model states and their bytes per trainable parameter; LoRA/QLoRA's frozen base weights apart."""
+    states, per_param = mem.get("states"), f"{num(mem['bytes_per_param'])} bytes per trainable parameter"
+    if _known(states) and isinstance(states, dict) and states.get("frozen"):
+        trained = mem["model_states_gb"] - states["frozen"]
+        return f"{num(mem['model_states_gb'])}: frozen base weights {num(states['frozen'])} + trained {num(trained)} at {per_param}"
+    return f"{num(mem['model_states_gb'])} at {per_param}"
 
 
 def _time_row(review: Review, days: Any) -> list[BudgetRow]:
