@@ -64,6 +64,7 @@ class Result:
     missing: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     waiver: dict[str, Any] | None = None
+    evidence: str = ""  # a passing result's evidence in words (the rule's `evidence:` template)
 
     @property
     def is_failure(self) -> bool:

@@ -94,7 +94,9 @@ def test_each_status_in_the_sources_words_with_what_backs_it(hwlint, tmp_path):
     assert set(by_words) == {"confirmed", "to confirm", "not applicable", "failing", "waived"}
 
     for match, details in by_words["confirmed"]:
-        assert match["box"] == "x" and all(d.startswith("Evidence: ") and " = " in d for d in details)
+        # the values read (`path = value`), or the rule's own evidence in words, with numbers
+        assert match["box"] == "x" and all(d.startswith("Evidence: ") and (" = " in d or re.search(r"\d", d))
+                                           for d in details)
     assert any(re.search(r" = \d", d) for _, ds in by_words["confirmed"] for d in ds)  # numbers, not just words
     for match, _ in by_words["not applicable"]:
         assert match["box"] == "x" and match["rest"].startswith(": applies ")

@@ -89,11 +89,12 @@ def test_nics_per_gpu_and_procurement(pretrain, flawed):
     assert pretrain["nics"]["gbps_per_gpu"] == 400 and pretrain["nics"]["rdma"] is True
     assert flawed["nics"]["gbps_per_gpu"] == 100  # 4 x 200 Gb/s for 8 GPUs
     buy = pretrain["procurement"]
-    assert buy["purchase_total"] == 14_700_000 and buy["rental_per_month"] == 550_000
+    assert buy["capex"] == 14_700_000 and buy["rent_per_month"] == 550_000
     # 353.24 kW (nodes, switches, rack gear) * 1.3 * 730 h * 0.12 = 40,227 a month;
     # 14.7M / (550,000 - 40,227) = 28.8 months.
-    assert buy["payback_months"] == pytest.approx(28.8)
-    assert buy["latest_delivery"]["date"] == "2027-01-12"  # 2026-10-20 + 12 weeks
+    assert buy["owned_opex_per_month"] == 40_227 and buy["payback_months"] == pytest.approx(28.8)
+    assert buy["latest_delivery"]["date"] == "2027-02-01"  # ordered 2026-11-09 + 12 weeks
+    assert buy["ready_date"] == "2027-02-25"  # + 10 days installation + 14 days burn-in
     assert flawed["procurement"]["oldest_quote"]["date"] == "2026-07-15"
 
 
@@ -106,6 +107,6 @@ def test_local_disk_needs_the_raid_level(pretrain):
 def test_a_lead_time_beyond_the_calendar_is_late_not_a_crash(hwlint, tmp_path):
     text = (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text(encoding="utf-8")
     path = tmp_path / "m.hw.yaml"
-    path.write_text(text.replace("lead_time_weeks: 12}", "lead_time_weeks: 900000000000}"), encoding="utf-8")
+    path.write_text(text.replace("lead_time_weeks: 12,", "lead_time_weeks: 900000000000,"), encoding="utf-8")
     run = hwlint("check", "--select", "BUY005", path)
     assert run.code == 0 and "BUY005 warning 32x DGX H100 arrives about 9999-12-31" in run.out, run.err

@@ -12,6 +12,7 @@ that does not exist at REF is a new manifest: everything it fails is introduced.
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,12 @@ BUDGET: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("switch_ports_present", "Switch ports present", "", ("fabric", "ports_present")),
     ("memory_per_gpu_gb", "Memory needed per GPU", "GB", ("memory", "total_gb")),
     ("usable_memory_per_gpu_gb", "Usable memory per GPU", "GB", ("memory", "usable_gb")),
+    # money ("money": in the review's currency) and delivery ("date": an ISO date; moves in days)
+    ("capex", "Capex (purchases)", "money", ("procurement", "capex")),
+    ("opex_per_month", "Opex per month", "money", ("procurement", "opex_per_month")),
+    ("rent_per_month", "Rent per month for the same capacity", "money", ("procurement", "rent_per_month")),
+    ("payback_months", "Payback against renting", "months", ("procurement", "payback_months")),
+    ("ready_date", "Ready to train (delivery, installation, burn-in)", "date", ("procurement", "ready_date")),
 )
 
 
@@ -40,16 +47,26 @@ class BaseError(Exception):
     """The base version cannot be read (no git, not a repository, unknown ref)."""
 
 
-def budget_figures(review: Review) -> dict[str, float | int | None]:
-    """The budget's headline numbers; None where the manifest does not give enough data."""
-    out: dict[str, float | int | None] = {}
-    for key, _, _, path in BUDGET:
+def budget_figures(review: Review) -> dict[str, float | int | str | None]:
+    """The budget's headline numbers (dates as ISO text); None where the manifest does not
+    give enough data."""
+    out: dict[str, float | int | str | None] = {}
+    for key, _, unit, path in BUDGET:
         value: Any = review.facts
         for step in path:
             value = value.get(step) if isinstance(value, dict) else None
-        known = isinstance(value, (int, float)) and not isinstance(value, (bool, Unknown))
+        if unit == "date":
+            known = isinstance(value, str)
+        else:
+            known = isinstance(value, (int, float)) and not isinstance(value, (bool, Unknown))
         out[key] = value if known else None
     return out
+
+
+def currency(review: Review | None) -> str | None:
+    """The currency a review reports money in, when it is known."""
+    found = (review.facts.get("procurement") or {}).get("currency") if review is not None and review.facts else None
+    return found if isinstance(found, str) else None
 
 
 def key(result: Result) -> tuple[str, str]:
@@ -62,14 +79,17 @@ def key(result: Result) -> tuple[str, str]:
 class Delta:
     key: str
     label: str
-    unit: str
-    old: float | int | None
-    new: float | int | None
+    unit: str  # a unit, a currency code for money, or "date" (old and new are ISO dates)
+    old: float | int | str | None
+    new: float | int | str | None
 
     @property
     def change(self) -> float | int | None:
+        """new - old; for dates, in days."""
         if self.old is None or self.new is None:
             return None
+        if self.unit == "date":
+            return (dt.date.fromisoformat(str(self.new)) - dt.date.fromisoformat(str(self.old))).days
         return round(self.new - self.old, 6)
 
 
@@ -100,6 +120,9 @@ def compare(old: Review | None, new: Review, base: str) -> Changes:
     now = {key(r): r.status for r in new.results}
     old_budget = budget_figures(old) if old else {}
     new_budget = budget_figures(new)
+    money = currency(new) or currency(old) or "money"
+    if old is not None and currency(old) and currency(new) and currency(old) != currency(new):
+        money = f"{currency(old)} -> {currency(new)}"  # the figures are not comparable; say so
     return Changes(
         file=new.file,
         base=base,
@@ -108,8 +131,8 @@ def compare(old: Review | None, new: Review, base: str) -> Changes:
         introduced=[r for k, r in after.items() if k not in before],
         resolved=[(r, now.get(k, "gone")) for k, r in before.items() if k not in after],
         still_open=[r for k, r in after.items() if k in before],
-        budget=[Delta(k, label, unit, old_budget.get(k), new_budget[k]) for k, label, unit, _ in BUDGET
-                if old_budget.get(k) is not None or new_budget[k] is not None],
+        budget=[Delta(k, label, money if unit == "money" else unit, old_budget.get(k), new_budget[k])
+                for k, label, unit, _ in BUDGET if old_budget.get(k) is not None or new_budget[k] is not None],
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from linter.manifest.catalog import CatalogRef, load_catalog, resolve
@@ -37,6 +37,7 @@ class Review:
     catalog: list[CatalogRef] = field(default_factory=list)
     rule_errors: list[str] = field(default_factory=list)
     conditions: dict[str, str] = field(default_factory=dict)  # rules/conditions.yaml names that hold -> reason
+    options: list[dict[str, Any]] = field(default_factory=list)  # procurement options compared (option_summary)
     unreadable: bool = False  # the file could not be parsed at all
     digest: str = ""
     deselected: list[dict[str, str]] = field(default_factory=list)  # {rule_id, title, severity, how}
@@ -77,16 +78,60 @@ def not_loaded(path: str, exc: InputError) -> Review:
 
 def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None,
                     config: Config | None = None, on: dt.date | None = None) -> Review:
-    """Review one manifest. `selected` (a config.Selection, or any id -> bool) picks the rules;
-    `config` brings the organisation's policy floors; `on` judges dates as of that day."""
+    """Review one manifest as its chosen option makes it. `selected` (a config.Selection, or
+    any id -> bool) picks the rules; `config` brings the organisation's policy floors; `on`
+    judges dates as of that day. With procurement options, `Review.options` compares every
+    option, each judged by the same rules."""
+    from linter.manifest.procurement import check as check_procurement, option_names, with_option
+
     config = config or Config()
     on = on or today()
     review = Review(file=doc.path, digest=hashlib.sha256(doc.raw).hexdigest() if doc.raw else "",
                     config=config.path or "", as_of=on.isoformat() if on != today() else "")
-    problems = validate(doc)
+    problems = validate(doc) or check_procurement(doc)
     if problems:
         review.results = problems
         return review
+    names = option_names(doc.data)
+    if not names:
+        return _judge(review, doc, pack, tier, selected, config, on)
+    chosen = doc.data["procurement"]["chosen"]
+    variants = {name: replace(doc, data=with_option(doc.data, name)) for name in names}
+    _judge(review, variants[chosen], pack, tier, selected, config, on)
+    if review.file_findings:
+        return review
+    for name in names:
+        judged = review if name == chosen else _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on)
+        if judged.file_findings:  # e.g. an option that names a system the catalog does not have
+            review.results = judged.file_findings
+            return review
+        review.options.append(option_summary(name, judged, name == chosen))
+    return review
+
+
+def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
+    """One row of the options table: money, delivery and failing rules of one option."""
+    money = judged.facts.get("procurement", {})
+
+    def known(value: Any) -> Any:
+        return None if isinstance(value, Unknown) else value
+
+    return {
+        "name": name,
+        "chosen": chosen,
+        "mode": known(money.get("mode")),
+        "currency": known(money.get("currency")),
+        **{key: known(money.get(key)) for key in ("capex", "opex_per_month", "owned_opex_per_month", "rent_per_month",
+                                                 "payback_months", "ready_date")},
+        "pays_back": known(money.get("pays_back")),
+        "failing": [r.rule_id for r in judged.results if r.status == "fail" and r.layer not in ("WVR", "FILE")],
+        "tier": judged.tier,
+    }
+
+
+def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, selected: Any,
+           config: Config, on: dt.date) -> Review:
+    """Catalog, model, facts, tier, rules and waivers for one (valid) manifest."""
     from linter.manifest.catalog import load_catalog
 
     folders = tuple(dict.fromkeys([*map(str, config.catalog), *(str(f) for f in getattr(pack, "catalog_folders", ()))]))
@@ -106,7 +151,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         return review
     policy = effective_policy(pack, data.get("policy", {}), config)
     review.policy = policy
-    facts = derive(data, {k: v["value"] for k, v in policy.items()})
+    facts = derive(data, {k: v["value"] for k, v in policy.items()}, on.isoformat())
     facts["today"] = on.isoformat()
     # The entries whose values the review inherited; an entry the manifest overrode in full is not relied on.
     facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of, "read_on": r.read_on,
@@ -290,6 +335,11 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                 locate()
                 result.facts = _plain(recorder)
                 if holds:
+                    if rule.evidence is not None:
+                        try:  # evidence is a courtesy: a value it lacks must not turn a pass into pending
+                            result.evidence = one_line(rule.evidence.render(**scope))
+                        except MissingData:
+                            result.evidence = ""
                     return result
                 result.status = "fail"
                 result.message = one_line(rule.message.render(**scope))

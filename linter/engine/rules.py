@@ -57,6 +57,7 @@ class Rule:
     message: Any
     fix: Any
     at: Any
+    evidence: Any = None
     layer: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -187,8 +188,11 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
         return f"{doc.path}:{line}:{column}: rule {spec.id}"
 
     compiled: dict[str, Any] = {}
-    for key, kind in (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl")):
+    for key, kind in (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"),
+                      ("evidence", "tmpl")):
         source = getattr(spec, key)
+        if source is None:
+            continue
         try:
             ast = env.parse(source if kind == "tmpl" else "{{ " + source + " }}")
             compiled[key] = compile_source(env, source, kind)

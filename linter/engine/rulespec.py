@@ -47,6 +47,8 @@ class RuleSpec(BaseModel):
     never_skip: bool = Field(False, description="one of the checks that may never be skipped (power and cooling "
                              "headroom, checkpoint space, data backup): it applies at every tier, cannot be "
                              "waived, and `hwlint verify` refuses while it is pending or deselected")
+    evidence: str | None = Field(None, description="Jinja2 template saying in words, with the manifest's numbers and "
+                                 "units, why a passing result holds (checklist evidence); by default the values read")
     confirm: str | None = Field(None, description="the verifiable action that settles a pending result "
                                 "(checklist); by default it is derived from the missing fields")
     why: str | None = Field(None, description="why it matters, for the rule docs")

@@ -155,26 +155,39 @@ class Plan(Strict):
     dataset: Dataset | None = Field(None, description="the training data")
 
 
+Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+
+
+class RentalCapacity(Strict):
+    """What a rental quote's monthly price buys, so renting is compared like with like."""
+
+    gpus: Count = Field(description="GPUs the rental provides in total")
+    gpu_model: Text = Field(description="GPU model rented, as the catalog names it (e.g. H100-SXM5-80GB)")
+
+
 class Quote(Strict):
     item: Text = Field(description="what is quoted, e.g. \"8x DGX H100\" or \"GPU rental\"")
     vendor: Text | None = Field(None, description="who quoted it")
-    kind: Literal["purchase", "rental"] = Field("purchase", description="purchase (one price) or rental (price per month)")
-    price: NonNegative | None = Field(None, description="total price (purchase) or price per month (rental), in the quote's currency")
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = Field(None, description="ISO 4217 currency code of the price, e.g. USD or EUR", examples=["USD", "EUR"])
-    quote_date: dt.date | None = Field(None, description="date of the quote (YYYY-MM-DD); old quotes are flagged")
-    lead_time_weeks: NonNegative | None = Field(None, description="weeks from order to delivery, weeks")
-    delivery_date: dt.date | None = Field(None, description="promised delivery date (YYYY-MM-DD)")
-
-
-class Procurement(Strict):
-    mode: Literal["buy", "rent"] | None = Field(None, description="buy the hardware or rent it")
-    provider: Text | None = Field(
-        None, description="who rents the capacity out (cloud or hosting provider); with mode rent, the facility "
-        "and any compute fabric not listed as the owner's are the provider's"
+    kind: Literal["purchase", "rental", "support"] = Field(
+        "purchase", description="purchase (a one-off price), rental or support (prices per month)"
     )
-    project_duration_months: Positive | None = Field(None, description="how long the cluster is needed, months")
-    operations_team: bool | None = Field(None, description="an in-house team runs the cluster")
-    quotes: list[Quote] = Field([], description="price quotes received")
+    price: NonNegative | None = Field(
+        None, description="total price (purchase) or price per month (rental, support), in the quote's currency"
+    )
+    currency: Currency | None = Field(None, description="ISO 4217 currency code of the price, e.g. USD or EUR", examples=["USD", "EUR"])
+    quote_date: dt.date | None = Field(None, description="date of the quote (YYYY-MM-DD); old quotes are flagged")
+    lead_time_weeks: NonNegative | None = Field(None, description="weeks from the order to delivery, weeks")
+    delivery_date: dt.date | None = Field(None, description="committed delivery date (YYYY-MM-DD); wins over the lead time")
+    pool: Text | None = Field(None, description="name of the node pool this quote prices")
+    fabric: Text | None = Field(None, description="name of the network fabric this quote prices")
+    storage_tier: Text | None = Field(None, description="name of the storage tier this quote prices")
+    quantity: Positive | None = Field(
+        None, description="how much of what it names the quote prices: nodes of a pool, switches of a fabric, "
+        "TB of a storage tier"
+    )
+    capacity: RentalCapacity | None = Field(None, description="rental: the GPUs the monthly price buys")
+    term_months: Positive | None = Field(None, description="rental or support: contract term, months")
 
 
 # --- nodes -----------------------------------------------------------------------------
@@ -368,7 +381,10 @@ class Facility(Strict):
     it_capacity_kw: Positive | None = Field(None, description="IT power the site can deliver, kW")
     pue: Annotated[float, Field(ge=1, le=5)] | None = Field(None, description="power usage effectiveness: total facility power / IT power (1.0 or more)", examples=[1.3])
     electricity_price_per_kwh: NonNegative | None = Field(None, description="electricity price per kWh, in facility.currency")
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = Field(None, description="ISO 4217 currency code of the electricity price, e.g. USD", examples=["USD", "EUR"])
+    colocation_per_kw_month: NonNegative | None = Field(
+        None, description="colocation price per kW of IT power per month, in facility.currency"
+    )
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = Field(None, description="ISO 4217 currency code of the electricity and colocation prices, e.g. USD", examples=["USD", "EUR"])
     ab_feeds: bool | None = Field(None, description="racks get two independent (A and B) power feeds (true / false)")
     ups: Ups | None = Field(None, description="the uninterruptible power supply")
     racks: list[RackGroup] = Field([], description="groups of identical racks")
@@ -411,9 +427,82 @@ class Policy(Strict):
     local_checkpoint_copies: SmallCount | None = None
     cold_tier_dataset_tb: Positive | None = None
     spare_time_pct: Percent | None = Field(None, description="share of the target duration, %, a plan may leave unused before the review notes spare capacity")
+    installation_days: NonNegCount | None = Field(None, description="days from delivery to racked and cabled")
+    burn_in_days: NonNegCount | None = Field(None, description="days of burn-in and acceptance before training")
     signoff_roles: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = Field(
         None, description="roles that must sign off the purchase (default: technical lead, facilities, finance)"
     )
+
+
+# --- procurement options (they change nodes, fabrics and storage, so they come after them) ---
+
+
+class PoolChange(Server):
+    """An option's change to a node pool, by name: the keys given replace the pool's own."""
+
+    name: Name = Field(description="the node pool this option changes")
+    count: Count | None = Field(None, description="nodes in the pool under this option")
+    system: Text | None = Field(None, description="catalog system whose values the changed pool inherits")
+
+
+class FabricChange(Strict):
+    """An option's change to a network fabric, by name."""
+
+    name: Name = Field(description="the fabric this option changes")
+    kind: FabricKind | None = Field(None, description="infiniband, roce or ethernet under this option")
+    topology: Literal["single-switch", "leaf-spine", "fat-tree", "rail-optimized"] | None = Field(
+        None, description="fabric topology under this option")
+    managed_by: Literal["owner", "provider"] | None = Field(None, description="who runs the switches under this option")
+    oversubscription: Annotated[float, Field(ge=1, le=64)] | None = Field(
+        None, description="host-facing : uplink bandwidth at the leaf under this option (2 means 2:1)")
+    switches: list[Switch] | None = Field(None, description="the switches this option offers (replace the fabric's)")
+
+
+class TierChange(Strict):
+    """An option's change to a storage tier, by name."""
+
+    name: Name = Field(description="the storage tier this option changes")
+    product: Text | None = Field(None, description="storage product under this option")
+    capacity_tb: Positive | None = Field(None, description="usable capacity under this option, TB")
+    read_gb_s: Positive | None = Field(None, description="aggregate read throughput, GB/s")
+    write_gb_s: Positive | None = Field(None, description="aggregate write throughput, GB/s")
+
+
+class Option(Strict):
+    """One alternative offer: its quotes and, where it differs, what it changes."""
+
+    name: Name = Field(description="the option's name, as procurement.chosen names it")
+    mode: Literal["buy", "rent"] | None = Field(None, description="buy or rent; procurement.mode when left out")
+    provider: Text | None = Field(None, description="who rents the capacity out, when this option rents")
+    quotes: list[Quote] = Field([], description="this option's own quotes (added to procurement.quotes)")
+    node_pools: list[PoolChange] = Field([], description="pools this option changes, by name")
+    fabrics: list[FabricChange] = Field([], description="network fabrics this option changes, by name")
+    storage_tiers: list[TierChange] = Field([], description="storage tiers this option changes, by name")
+
+
+class Procurement(Strict):
+    mode: Literal["buy", "rent"] | None = Field(None, description="buy the hardware or rent it")
+    provider: Text | None = Field(
+        None, description="who rents the capacity out (cloud or hosting provider); with mode rent, the facility "
+        "and any compute fabric not listed as the owner's are the provider's"
+    )
+    project_duration_months: Positive | None = Field(None, description="how long the cluster is needed, months")
+    operations_team: bool | None = Field(None, description="an in-house team runs the cluster")
+    order_date: dt.date | None = Field(
+        None, description="planned purchase-order date; delivery counts from it (today when left out)"
+    )
+    currency: Currency | None = Field(
+        None, description="currency the review reports money in (default: the quotes' own currency)"
+    )
+    exchange_rates: dict[Currency, Positive] = Field(
+        {}, description="units of `currency` one unit of another currency buys, e.g. {EUR: 1.08}"
+    )
+    staff_per_month: NonNegative | None = Field(
+        None, description="operations staff cost per month of owning the cluster, in `currency`"
+    )
+    quotes: list[Quote] = Field([], description="quotes every option shares (or the only quotes)")
+    options: list[Option] = Field([], description="alternative offers; the review judges the chosen one and compares all")
+    chosen: Text | None = Field(None, description="name of the option this manifest buys (needed with options)")
 
 
 class Waiver(Strict):

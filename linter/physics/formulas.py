@@ -8,6 +8,7 @@ convert units. Reference keys (in brackets) resolve in rules/references.yaml.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from typing import Callable
 
@@ -388,10 +389,23 @@ def electricity_per_month(it_kw: float, pue: float, price_per_kwh: float) -> flo
     return it_kw * pue * HOURS_PER_MONTH * price_per_kwh
 
 
+def colocation_per_month(it_kw: float, price_per_kw_month: float) -> float:
+    """Colocation rent: the IT power the cluster draws at full load times the price per kW and
+    month (colocation is priced by contracted power)."""
+    return it_kw * price_per_kw_month
+
+
+def owned_opex_per_month(electricity: float, colocation: float, support: float, staff: float) -> float:
+    """What owning costs each month: the power bill, colocation, support contracts and the
+    operations staff. The seed article counts procurement, upkeep and power as the price of a
+    self-built cluster [seed-hardware-layers]."""
+    return electricity + colocation + support + staff
+
+
 def payback_months(purchase: float, rental_per_month: float, running_per_month: float) -> float | None:
-    """Months until buying costs less than renting the same capacity: purchase price over the
-    monthly saving (rent avoided minus the owner's running cost). None: buying never pays back.
-    A project shorter than this should rent [seed-hardware-layers]."""
+    """Months until buying costs less than renting the same capacity: purchase price (capex)
+    over the monthly saving (rent avoided minus the owner's running cost, opex). None: buying
+    never pays back. A project shorter than this should rent [seed-hardware-layers]."""
     saving = rental_per_month - running_per_month
     return purchase / saving if saving > 0 else None
 
@@ -445,3 +459,20 @@ def nonblocking_fabric_switches(endpoints: int, k: int) -> dict[str, int]:
         return {"single": 0, "leaf": leaves, "spine": spines, "core": 0}
     spines = -(-uplinks // half)  # half the spine ports face the leaves, half the core
     return {"single": 0, "leaf": leaves, "spine": spines, "core": -(-spines * half // k)}
+
+
+def converted(price: float, rate: float) -> float:
+    """A price in another currency, at `rate` units of the report currency per unit."""
+    return price * rate
+
+
+def ready_date(ordered: dt.date, lead_weeks: float | None, delivered: dt.date | None,
+               installation_days: int, burn_in_days: int) -> tuple[dt.date, dt.date]:
+    """(delivery, ready for training): delivery is the committed date, else the order date
+    plus the lead time; training can start only after installation and burn-in
+    [seed-hardware-layers]. A date beyond the calendar is date.max (never)."""
+    try:
+        arrives = delivered if delivered is not None else ordered + dt.timedelta(weeks=lead_weeks or 0)
+        return arrives, arrives + dt.timedelta(days=installation_days + burn_in_days)
+    except OverflowError:
+        return dt.date.max, dt.date.max

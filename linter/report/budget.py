@@ -16,6 +16,7 @@ class BudgetRow:
     needed: str
     available: str
     ok: bool | None  # None: not enough data
+    info: bool = False  # a figure to read, not a check (money with nothing to compare it to)
 
 
 def _known(*values: Any) -> bool:
@@ -51,7 +52,10 @@ def rows(review: Review) -> list[BudgetRow]:
     power = f["power"]
     headroom = f["policy"]["power_headroom_pct"]
     limit = power["facility_limit_kw"]
-    if power["it_kw_known"] or _known(power["it_kw"]):
+    if _known(power["it_kw"]) and "provider-facility" in review.conditions:
+        out.append(BudgetRow("Facility IT power at full load", f"{num(power['it_kw'])} kW",
+                             "the provider's facility", None, info=True))
+    elif power["it_kw_known"] or _known(power["it_kw"]):
         complete = _known(power["it_kw"])
         load = power["it_kw"] if complete else power["it_kw_known"]
         note = " (estimate)" if power["estimates"] else ""
@@ -81,7 +85,8 @@ def rows(review: Review) -> list[BudgetRow]:
             False if False in verdicts else (None if None in verdicts or not verdicts else True),
         ))
     fabric = f["fabric"]
-    if fabric.get("present") and _known(fabric.get("ports_present"), fabric.get("ports_needed")):
+    if fabric.get("present") and _known(fabric.get("ports_present"), fabric.get("ports_needed")) \
+            and "provider-fabric" not in review.conditions:
         if "leaf_down_needed" in fabric:
             out.append(BudgetRow(
                 f"Leaf switch ports ({fabric['name']})",
@@ -98,7 +103,44 @@ def rows(review: Review) -> list[BudgetRow]:
             out.append(BudgetRow(f"Switch ports ({fabric['name']})", num(fabric["ports_needed"]),
                                  num(fabric["ports_present"]), fabric["ports_needed"] <= fabric["ports_present"]))
     days = f["training"].get("days")
-    return out + _time_row(review, days)
+    return out + _time_row(review, days) + money_rows(review)
+
+
+def money_rows(review: Review) -> list[BudgetRow]:
+    """Capex, opex per month, payback against renting and the ready date of the chosen option."""
+    p = review.facts.get("procurement")
+    if not p or not _known(p["currency"]):
+        return []
+    cur = p["currency"]
+    out: list[BudgetRow] = []
+    purchases = sum(q["kind"] == "purchase" for q in p["quotes"])
+    if _known(p["capex"]) and (purchases or p["mode"] != "rent"):
+        out.append(BudgetRow("Capex (purchases)", f"{num(p['capex'])} {cur}",
+                             f"{purchases} purchase quote{'s' if purchases != 1 else ''}", None, info=True))
+    if p["mode"] == "rent" and _known(p["opex_per_month"]):
+        out.append(BudgetRow("Opex per month (renting)", f"{num(p['opex_per_month'])} {cur}",
+                             "rent for the manifest's capacity" + (", support, staff" if p["opex_per_month"] != p["rent_per_month"] else ""),
+                             None, info=True))
+    elif _known(p["owned_opex_per_month"]):
+        rent = f"rent for the same capacity: {num(p['rent_per_month'])} {cur}" if _known(p["rent_per_month"]) else "no rental quote for the same capacity"
+        out.append(BudgetRow("Opex per month (owning)", f"{num(p['owned_opex_per_month'])} {cur} ({p['opex_counted']})",
+                             rent, None, info=True))
+    if p["mode"] == "buy" and p["pays_back"] is False:
+        out.append(BudgetRow("Payback against renting", "never: owning costs more a month than the rent", "", False))
+    elif p["mode"] == "buy" and _known(p["payback_months"]):
+        months = p["project_months"]
+        out.append(BudgetRow("Payback against renting", f"{num(p['payback_months'])} months",
+                             f"{num(months)}-month project" if _known(months) else "project duration not given",
+                             p["payback_months"] <= months if _known(months) else None))
+    if _known(p["ready_date"]):
+        d = p["latest_delivery"]
+        start = p["start_date"]
+        steps = f"last delivery {d['date']}" + (f" + {d['installation_days']} days installation" if d["installation_days"] else "") \
+            + f" + {d['burn_in_days']} days burn-in"
+        out.append(BudgetRow("Ready to train", f"{p['ready_date']} ({steps})",
+                             f"start {start}" if _known(start) else "no start date given",
+                             p["ready_date"] <= start if _known(start) else None))
+    return out
 
 
 def _states(mem: dict) -> str:

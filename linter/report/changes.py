@@ -16,12 +16,18 @@ UNREVIEWED = "the new version has a file problem that stops the review, so the r
 def _signed(value: float | int | None, unit: str) -> str:
     if value is None:
         return "n/a"
+    if unit == "date":
+        unit = "days"
     sign = "+" if value > 0 else ""
     return f"{sign}{num(value)}{' ' + unit if unit else ''}" if value else "no change"
 
 
-def _figure(value: float | int | None, unit: str) -> str:
-    return "unknown" if value is None else f"{num(value)}{' ' + unit if unit else ''}"
+def _figure(value: float | int | str | None, unit: str) -> str:
+    if value is None:
+        return "unknown"
+    if unit == "date":
+        return str(value)
+    return f"{num(value)}{' ' + unit if unit else ''}"
 
 
 def counts(changes: Changes) -> str:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 
 from linter import __version__
 from linter.engine.changes import Changes, budget_figures
+from linter.physics.facts import Unknown
 from linter.report.changes import as_json
 from linter.engine.review import Review
 from linter.results import Result
@@ -77,6 +78,22 @@ def citation(key: str, references: dict[str, dict[str, Any]]) -> dict[str, Any]:
 _RESULT_FIELDS = tuple(f.name for f in fields(Result))
 
 
+MONEY = ("currency", "mode", "capex", "opex_per_month", "owned_opex_per_month", "electricity_per_month",
+         "colocation_per_month", "support_per_month", "staff_per_month", "opex_counted", "rent_per_month",
+         "payback_months", "pays_back", "order_date", "ready_date")
+
+
+def money(review: Review) -> dict[str, Any] | None:
+    """Capex, opex per month, rent for the same capacity, payback and delivery of the chosen
+    option (null where unknown), and the table of every option; null before any facts."""
+    procurement = review.facts.get("procurement") if review.facts else None
+    if not procurement:
+        return None
+    out = {key: None if isinstance(procurement.get(key), Unknown) else procurement.get(key) for key in MONEY}
+    out["options"] = list(review.options)
+    return out
+
+
 def manifest(review: Review, pack: RulePack, changes: Changes | None) -> dict[str, Any]:
     results = []
     for r in review.results:
@@ -93,6 +110,7 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None) -> dict[st
         "rule_errors": list(review.rule_errors),
         "counts": review.counts(),
         "budget": budget_figures(review),
+        "money": money(review),
         "results": results,
         "deselected": list(review.deselected),
         "config": review.config or None,

@@ -15,7 +15,7 @@ from linter.numbers import num
 from linter.paths import data_dir
 from linter.results import Result, layer_name, layer_rank
 from linter.engine.review import Review
-from linter.report import budget, fit
+from linter.report import budget, fit, procurement
 from linter.report.escape import markdown
 
 
@@ -98,6 +98,9 @@ def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count
         verdict=Trusted(verdict(review)),
         counts=review.counts(),
         budget=budget.rows(review),
+        procurement=procurement.section(review, brief=shown is not None) if review.facts else None,
+        order_source=procurement.ORDER_SOURCE,
+        order_title=references.get(procurement.ORDER_SOURCE, {}).get("title", procurement.ORDER_SOURCE),
         findings=grouped(by_status("fail") + by_status("waived")),
         pending=by_status("pending"),
         skipped=by_status("skipped"),

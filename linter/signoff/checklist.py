@@ -100,7 +100,9 @@ class Item:
 
 def item(result: Result, pack: RulePack) -> Item:
     out = Item(result.rule_id, result.title, result.status, STATUS_WORDS[result.status])
-    if result.status == "pass":
+    if result.status == "pass" and result.evidence:
+        out.details = [("Evidence", result.evidence)]
+    elif result.status == "pass":
         found = evidence(result.facts)
         out.details = [("Evidence", "; ".join(found))] if found else []
     elif result.status == "skipped":
