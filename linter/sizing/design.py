@@ -131,7 +131,10 @@ def _quotes(goal: Goal, row: Row) -> list[dict[str, Any]]:
         if per_node is None or (goal.mode == "buy" and kind == "rental" and price.purchase is None):
             continue
         quote: dict[str, Any] = {"item": f"{row.nodes}x {price.item}", "kind": kind,
-                                 "price": round(per_node * row.nodes, 2), "currency": price.currency}
+                                 "price": round(per_node * row.nodes, 2), "currency": price.currency,
+                                 "pool": "gpu", "quantity": row.nodes}  # what the quote prices (BUY006)
+        if kind == "rental":  # the capacity the rent buys, so buying is compared like with like (BUY007)
+            quote["capacity"] = {"gpus": row.gpus, "gpu_model": row.gpu}
         if price.vendor:
             quote["vendor"] = price.vendor
         if price.quote_date:
@@ -294,5 +297,5 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
 
 def _money(facts: dict[str, Any]) -> None:
     proc = facts["procurement"]
-    goal_row = {"capex": proc["purchase_total"], "rent": proc["rental_per_month"], "currency": proc["currency"]}
+    goal_row = {"capex": proc["capex"], "rent": proc["rent_per_month"], "currency": proc["currency"]}
     facts["sizing_money"] = {k: (v if _known(v) else None) for k, v in goal_row.items()}
