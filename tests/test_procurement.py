@@ -78,7 +78,7 @@ def test_competing_quotes_are_options_not_a_sum(hwlint, tmp_path):
     doc = report(hwlint, manifest(tmp_path, OPTIONS))
     money = doc["money"]
     assert money["capex"] == 9_490_000  # vendor-a only: 7.59M + 1.9M, not both vendors' servers
-    assert money["payback_months"] == pytest.approx(18.5)
+    assert money["payback_months"] == pytest.approx(18.6)
     assert by_rule(doc)["BUY001"]["status"] == "pass"
     rows = {o["name"]: o for o in money["options"]}
     assert list(rows) == ["vendor-a", "vendor-b", "h200", "cloud"] and rows["vendor-a"]["chosen"]
@@ -94,11 +94,11 @@ def test_the_review_compares_every_option_in_one_table_after_the_verdict(hwlint,
     out = hwlint("check", "--format", "markdown", manifest(tmp_path, OPTIONS)).out
     section = out[out.index("## Procurement"):out.index("## ", out.index("## Procurement") + 3)]
     first = section.split("\n\n")[1]
-    assert first.startswith("**Buy or rent: Buy.** Buying for 9,490,000 USD pays back after 18.5 months")
+    assert first.startswith("**Buy or rent: Buy.** Buying for 9,490,000 USD pays back after 18.6 months")
     order = [m.group(1) for m in re.finditer(r"^\d\. \*\*(.+?):\*\*", section, re.M)]
     assert order == ["Goal", "Parallelism", "Buy or rent", "Card"]
     assert "基础模型的训练需要哪些硬件设施的支持" in section
-    assert "| vendor-a (chosen) | buy | 9,490,000 USD | 37,421 USD | 550,000 USD | 18.5 months | 2027-02-25 | none |" in section
+    assert "| vendor-a (chosen) | buy | 9,490,000 USD | 40,227 USD | 550,000 USD | 18.6 months | 2027-02-25 | none |" in section
     assert "| vendor-b | buy | 9,320,000 USD |" in section and "| BUY005 |" in section
     assert "| cloud | rent | 0 USD | 550,000 USD |" in section
 
@@ -108,7 +108,7 @@ def test_a_rented_chosen_option_skips_the_facility(hwlint, tmp_path):
     assert by_rule(doc)["PWR001"]["status"] == "skipped" and doc["money"]["opex_per_month"] == 550_000
     out = hwlint("check", "--format", "markdown", manifest(tmp_path, OPTIONS.replace("chosen: vendor-a", "chosen: cloud"),
                                                          name="c.hw.yaml")).out
-    assert "**Buy or rent: Buy instead.** Option vendor-a pays back after 18.5 months" in out
+    assert "**Buy or rent: Buy instead.** Option vendor-a pays back after 18.6 months" in out
 
 
 def test_a_quote_for_fewer_servers_than_the_pool_is_a_finding(hwlint, tmp_path):
@@ -123,9 +123,11 @@ def test_opex_counts_electricity_colocation_support_and_staff(hwlint, tmp_path):
                     ("  order_date: 2026-11-09", "  order_date: 2026-11-09\n  staff_per_month: 40000"),
                     ("  pue: 1.3\n", "  pue: 1.3\n  colocation_per_kw_month: 150\n"),
                     ("  quotes:\n", "  quotes:\n    - {item: support, kind: support, price: 20000, currency: USD, pool: dgx, quantity: 32}\n"))
-    money = report(hwlint, path)["money"]
-    assert money["colocation_per_month"] == round(328.6 * 150)
-    assert money["owned_opex_per_month"] == 37_421 + round(328.6 * 150) + 20_000 + 40_000
+    doc = report(hwlint, path)
+    money, it_kw = doc["money"], doc["budget"]["it_power_kw"]
+    assert money["colocation_per_month"] == round(it_kw * 150)
+    assert money["electricity_per_month"] == round(it_kw * 1.3 * 730 * 0.12)
+    assert money["owned_opex_per_month"] == money["electricity_per_month"] + round(it_kw * 150) + 20_000 + 40_000
     assert money["opex_counted"] == "electricity at the PUE, colocation, support, staff"
     assert money["payback_months"] == pytest.approx(14_700_000 / (550_000 - money["owned_opex_per_month"]), abs=0.05)
 
@@ -152,7 +154,7 @@ def test_a_price_change_shows_as_money_in_diff_and_json(hwlint, tmp_path):
     new = manifest(tmp_path, None, ("price: 12800000", "price: 14300000"), name="new.hw.yaml")
     text = hwlint("diff", old, new).out
     assert "budget: Capex (purchases): 14,700,000 USD -> 16,200,000 USD (+1,500,000 USD)" in text
-    assert re.search(r"budget: Payback against renting: 28\.7 months -> 31\.6 months \(\+2\.9 months\)", text), text
+    assert re.search(r"budget: Payback against renting: 28\.8 months -> 31\.8 months \(\+3 months\)", text), text
     changes = json.loads(hwlint("diff", old, new, "--format", "json").out)["manifests"][0]["changes"]
     capex = next(d for d in changes["budget"] if d["key"] == "capex")
     assert capex == {"key": "capex", "label": "Capex (purchases)", "unit": "USD", "old": 14_700_000, "new": 16_200_000,
@@ -178,12 +180,12 @@ def test_check_base_shows_the_money_delta_from_git(hwlint, tmp_path):
 def test_checklist_evidence_is_in_words_with_the_currency(hwlint):
     out = hwlint("checklist", PRETRAIN).out
     line = next(x for x in out.splitlines() if x.strip().startswith("- Evidence: Buying for"))
-    assert "Buying for 14,700,000 USD pays back after 28.7 months" in line and "550,000 USD a month" in line
+    assert "Buying for 14,700,000 USD pays back after 28.8 months" in line and "550,000 USD a month" in line
     assert "facts.procurement" not in out
 
 
 def test_the_budget_table_has_money_rows(hwlint):
     out = hwlint("check", "--format", "markdown", PRETRAIN).out
     assert "| Capex (purchases) | 14,700,000 USD | 2 purchase quotes |  |" in out
-    assert "| Opex per month (owning) | 37,421 USD (electricity at the PUE) | rent for the same capacity: 550,000 USD |  |" in out
-    assert "| Payback against renting | 28.7 months | 36-month project | ✅ |" in out
+    assert "| Opex per month (owning) | 40,227 USD (electricity at the PUE) | rent for the same capacity: 550,000 USD |  |" in out
+    assert "| Payback against renting | 28.8 months | 36-month project | ✅ |" in out
