@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TYPICAL = ROOT / "examples" / "multi-node-pretrain.hw.yaml"
@@ -50,11 +51,34 @@ def tool(name: str) -> str | None:
     return str(here) if here.exists() else shutil.which(name)
 
 
-def once(command: list[str], env: dict | None = None) -> float:
-    full_env = {**os.environ, "HWLINT_TODAY": "2026-11-30", **(env or {})}
+CPU: dict[str, list[float]] = {}  # label -> CPU seconds (user + system) of each timed run
+FRESH = "fresh"  # env value: a new, empty HWLINT_CACHE_DIR for every run
+# The benchmark's own pack cache: other checkouts on the machine cannot evict its pack.
+PRIVATE_CACHE = tempfile.mkdtemp(prefix="hwlint-bench-cache-")
+
+
+def run_measured(command: list[str], env: dict | None = None, stdout: Any = subprocess.DEVNULL) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system, the process and the children it waited
+    for) and peak resident memory in KB of one run of `command`."""
+    full_env = {**os.environ, "HWLINT_TODAY": "2026-11-30", "HWLINT_CACHE_DIR": PRIVATE_CACHE, **(env or {})}
+    fresh = None
+    if full_env.get("HWLINT_CACHE_DIR") == FRESH:
+        fresh = tempfile.mkdtemp(prefix="hwlint-cache-")
+        full_env["HWLINT_CACHE_DIR"] = fresh
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=full_env, cwd=ROOT)
-    return time.perf_counter() - start
+    proc = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL, env=full_env, cwd=ROOT)
+    _, _, usage = os.wait4(proc.pid, 0)
+    took = time.perf_counter() - start
+    proc.returncode = 0
+    if fresh:
+        shutil.rmtree(fresh, ignore_errors=True)
+    return took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def once(command: list[str], env: dict | None = None, label: str = "") -> float:
+    took, cpu, _ = run_measured(command, env)
+    CPU.setdefault(label, []).append(cpu)
+    return took
 
 
 def timed(command: list[str], reps: int, env: dict | None = None) -> tuple[float, float]:
@@ -68,7 +92,7 @@ def interleaved(commands: dict[str, tuple[list[str], dict | None]], reps: int) -
     runs: dict[str, list[float]] = {label: [] for label in commands}
     for i in range(reps + 1):
         for label, (command, env) in commands.items():
-            took = once(command, env)
+            took = once(command, env, label if i else "warm-up")
             if i:
                 runs[label].append(took)
     return {label: (statistics.median(times), min(times)) for label, times in runs.items()}
@@ -85,8 +109,9 @@ def machine() -> str:
         cpu = model.group(1) if model else cpu
     except OSError:
         pass
-    return (f"{dt.date.today().isoformat()}, {cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}")
+    load = ", ".join(f"{v:.2f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
+    return (f"{dt.datetime.now().isoformat(timespec='minutes')}, {cpu}, {os.cpu_count()} CPUs, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}, load average at start {load}")
 
 
 def one_manifest(reps: int) -> None:
@@ -94,20 +119,26 @@ def one_manifest(reps: int) -> None:
     rows = [("python -c pass (floor)", [sys.executable, "-c", "pass"], None)]
     if tool("yamllint"):
         rows.append(("yamllint FILE", [tool("yamllint"), str(TYPICAL)], None))
+        rows.append(("yamllint -d relaxed FILE", [tool("yamllint"), "-d", "relaxed", str(TYPICAL)], None))
     if tool("check-jsonschema"):
         rows.append(("check-jsonschema --schemafile ... FILE", [tool("check-jsonschema"), "--schemafile", str(SCHEMA), str(TYPICAL)], None))
     rows.append(("hwlint check FILE (warm pack cache)", [hwlint, "check", str(TYPICAL)], None))
     rows.append(("hwlint check FILE (cache off)", [hwlint, "check", str(TYPICAL)], {"HWLINT_CACHE": "off"}))
+    rows.append(("hwlint check FILE (fresh cache dir)", [hwlint, "check", str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH}))
+    rows.append(("hwlint --help", [hwlint, "--help"], None))
+    rows.append(("hwlint rules list", [hwlint, "rules", "list"], None))
     missing = [name for name in PEERS if not tool(name)]
     print(f"## One typical manifest ({TYPICAL.relative_to(ROOT)}, {reps} runs each)\n")
     if missing:
         print(f"(not installed, skipped: {', '.join(missing)}; `pip install -e '.[bench]'` or --install)\n")
     results = interleaved({label: (command, env) for label, command, env in rows}, reps)
     ours = results["hwlint check FILE (warm pack cache)"][0]
-    print("| command | median | min | hwlint (warm) / this |")
-    print("| --- | ---: | ---: | ---: |")
+    ours_cpu = statistics.median(CPU["hwlint check FILE (warm pack cache)"])
+    print("| command | median wall | min wall | median CPU | hwlint (warm) / this, wall | this / hwlint (warm), CPU |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for label, (median, low) in results.items():
-        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ours / median:.2f}x |")
+        cpu = statistics.median(CPU[label])
+        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu)} | {ours / median:.2f}x | {cpu / ours_cpu:.2f}x |")
     print()
 
 
@@ -121,20 +152,115 @@ def write_copies(folder: Path, count: int) -> list[Path]:
     return paths
 
 
-def bulk(reps: int, count: int = 1000) -> None:
+def bulk(count: int, reps: int) -> None:
+    """`count` manifests in one call: one process (HWLINT_JOBS=1) and the default (workers
+    when CPUs are idle), text, JSON and SARIF; the reports must be the same bytes."""
+    hwlint = tool("hwlint")
+    print(f"## {count:,} manifests in one call ({reps} runs each, round-robin)\n")
+    print("| run | median wall | per manifest | median CPU | peak memory | output |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = list(map(str, write_copies(Path(tmp), count)))
+        runs = {
+            "text, one process (HWLINT_JOBS=1)": (["--format", "text"], {"HWLINT_JOBS": "1"}),
+            "text, default": (["--format", "text"], {}),
+            "json, one process": (["--format", "json"], {"HWLINT_JOBS": "1"}),
+            "sarif, one process": (["--format", "sarif"], {"HWLINT_JOBS": "1"}),
+        }
+        figures: dict[str, list[tuple[float, float, int]]] = {label: [] for label in runs}
+        outputs: dict[str, bytes] = {}
+        for _ in range(reps):
+            for label, (args, env) in runs.items():
+                out = Path(tmp) / "report.out"
+                with out.open("wb") as handle:
+                    figures[label].append(run_measured([hwlint, "check", *args, *paths], env, stdout=handle))
+                outputs[label] = out.read_bytes()
+        for label, got in figures.items():
+            wall = statistics.median(g[0] for g in got)
+            cpu = statistics.median(g[1] for g in got)
+            memory = max(g[2] for g in got)
+            print(f"| {label} | {ms(wall)} | {ms(wall / count)} | {ms(cpu)} | {memory / 1024:,.0f} MB | {len(outputs[label]):,} bytes |")
+        same = outputs["text, one process (HWLINT_JOBS=1)"] == outputs["text, default"]
+        text_wall = statistics.median(g[0] for g in figures["text, one process (HWLINT_JOBS=1)"])
+        text_mem = max(g[2] for g in figures["text, one process (HWLINT_JOBS=1)"])
+        print(f"\nText report the same bytes with and without workers: {'yes' if same else 'NO'}. "
+              f"JSON / text: {statistics.median(g[0] for g in figures['json, one process']) / text_wall:.2f}x time, "
+              f"{max(g[2] for g in figures['json, one process']) / text_mem:.2f}x peak memory; SARIF / text: "
+              f"{statistics.median(g[0] for g in figures['sarif, one process']) / text_wall:.2f}x time, "
+              f"{max(g[2] for g in figures['sarif, one process']) / text_mem:.2f}x peak memory.\n")
+
+
+def base_run(count: int = 300) -> None:
+    """`check --base` on `count` committed-then-edited manifests: git processes started, time."""
     hwlint = tool("hwlint")
     with tempfile.TemporaryDirectory() as tmp:
-        paths = write_copies(Path(tmp), count)
-        single, _ = timed([hwlint, "check", str(paths[0])], reps)
-        many, low = timed([hwlint, "check", *map(str, paths)], max(3, reps // 3))
-    print(f"## {count:,} manifests in one call\n")
-    print("| measure | time |")
-    print("| --- | ---: |")
-    print(f"| `hwlint check` of 1 manifest | {ms(single)} |")
-    print(f"| `hwlint check` of {count:,} manifests (median; min {ms(low)}) | {ms(many)} |")
-    print(f"| per manifest, marginal: (t{count} - t1) / {count - 1} | {ms((many - single) / (count - 1))} |")
-    print(f"| per manifest, average: t{count} / {count} | {ms(many / count)} |")
-    print()
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
+               "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+        paths = list(map(str, write_copies(repo, count)))
+        subprocess.run(["git", "-C", str(repo), "add", "."], check=True, env=env)
+        subprocess.run(["git", "-C", str(repo), "commit", "-qm", "base"], check=True, env=env)
+        log, wrapper = Path(tmp) / "git.log", Path(tmp) / "bin"
+        wrapper.mkdir()
+        (wrapper / "git").write_text(f'#!/bin/sh\necho x >> {log}\nexec {shutil.which("git")} "$@"\n')
+        (wrapper / "git").chmod(0o755)
+        path_env = {"PATH": f"{wrapper}:{os.environ['PATH']}", "HWLINT_JOBS": "1"}
+        plain = run_measured([hwlint, "check", *paths], {"HWLINT_JOBS": "1"})
+        based = run_measured([hwlint, "check", "--base", "HEAD", *paths], path_env)
+        started = len(log.read_text().splitlines()) if log.exists() else 0
+    print(f"## `check --base HEAD` on {count} manifests\n")
+    print("| run | wall | CPU |")
+    print("| --- | ---: | ---: |")
+    print(f"| without --base | {ms(plain[0])} | {ms(plain[1])} |")
+    print(f"| with --base HEAD | {ms(based[0])} | {ms(based[1])} |")
+    print(f"\ngit processes started for --base: {started}\n")
+
+
+def precommit_commit(reps: int) -> None:
+    """`git commit` of one manifest with hwlint's hook and with yamllint's (both run by
+    pre-commit as installed commands, language: system), round-robin."""
+    if not (tool("pre-commit") and tool("yamllint")):
+        print("## pre-commit: skipped (pre-commit or yamllint not installed)\n")
+        return
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@example.com", "HWLINT_TODAY": "2026-11-30", "PATH": f"{BIN}:{os.environ['PATH']}",
+           "HWLINT_CACHE_DIR": PRIVATE_CACHE}
+    hooks = {
+        "hwlint": "  - id: hwlint\n    name: hwlint\n    entry: hwlint check\n    language: system\n    files: '\\.hw\\.ya?ml$'\n",
+        "yamllint": "  - id: yamllint\n    name: yamllint\n    entry: yamllint -d relaxed\n    language: system\n    files: '\\.ya?ml$'\n",
+    }
+    times: dict[str, list[float]] = {name: [] for name in hooks}
+    with tempfile.TemporaryDirectory() as tmp:
+        repos = {}
+        for name, hook in hooks.items():
+            repo = Path(tmp) / name
+            repo.mkdir()
+            subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+            (repo / ".pre-commit-config.yaml").write_text(f"repos:\n- repo: local\n  hooks:\n{hook}")
+            subprocess.run(["git", "-C", str(repo), "add", "."], check=True, env=env)
+            subprocess.run(["git", "-C", str(repo), "commit", "-qm", "config"], check=True, env=env)
+            subprocess.run([tool("pre-commit"), "install"], cwd=repo, check=True, env=env, capture_output=True)
+            repos[name] = repo
+        for i in range(reps + 1):
+            for name, repo in repos.items():
+                target = repo / "cluster.hw.yaml"
+                target.write_text(TYPICAL.read_text().replace("atlas-70b pretraining cluster", f"atlas run {i}", 1))
+                subprocess.run(["git", "-C", str(repo), "add", "cluster.hw.yaml"], check=True, env=env)
+                start = time.perf_counter()
+                done = subprocess.run(["git", "-C", str(repo), "commit", "-qm", f"edit {i}"], env=env, capture_output=True)
+                if i:
+                    times[name].append(time.perf_counter() - start)
+                if done.returncode != 0:
+                    print(f"(the {name} commit failed: {done.stdout.decode()[-300:]})")
+    hw, yl = statistics.median(times["hwlint"]), statistics.median(times["yamllint"])
+    print(f"## pre-commit: `git commit` of one manifest ({reps} commits each, round-robin)\n")
+    print("| hook | median | min |")
+    print("| --- | ---: | ---: |")
+    for name, got in times.items():
+        print(f"| {name} | {ms(statistics.median(got))} | {ms(min(got))} |")
+    print(f"\nhwlint's commit / yamllint's: {hw / yl:.2f}x\n")
 
 
 def grown(pools: int) -> str:
@@ -172,21 +298,24 @@ def growth(reps: int, sizes: tuple[int, ...] = (10, 1_000, 10_000)) -> None:
           "(1.0 is exactly linear; well above 1 would mean super-linear work)\n")
 
 
-def imports(top: int = 15) -> None:
-    """The import-time profile of one check: the heaviest top-level packages and modules."""
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"from linter.cli import main; main(['check', {str(TYPICAL)!r}])"],
-        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "HWLINT_TODAY": "2026-11-30"},
-    )
-    rows = []
-    for line in proc.stderr.splitlines():
-        match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
-        if match and len(match.group(3)) <= 3:  # top-level imports and their direct children
-            rows.append((int(match.group(2)), int(match.group(1)), match.group(4)))
-    print(f"## Import time (`python -X importtime`, one run, top {top} by cumulative time)\n")
+def imports(top: int = 15, runs: int = 7) -> None:
+    """The import-time profile of one warm check: the heaviest top-level packages and modules
+    (the minimum over `runs` runs of each module's time, which a busy machine inflates least)."""
+    command = [sys.executable, "-X", "importtime", "-c", f"from linter.cli import main; main(['check', {str(TYPICAL)!r}])"]
+    env = {**os.environ, "HWLINT_TODAY": "2026-11-30", "HWLINT_CACHE_DIR": PRIVATE_CACHE}
+    subprocess.run(command, capture_output=True, cwd=ROOT, env=env)  # the pack cache warm
+    best: dict[str, tuple[int, int]] = {}
+    for _ in range(runs):
+        proc = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
+        for line in proc.stderr.splitlines():
+            match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
+            if match and len(match.group(3)) <= 3:  # top-level imports and their direct children
+                name, figures = match.group(4), (int(match.group(2)), int(match.group(1)))
+                best[name] = min(best.get(name, figures), figures)
+    print(f"## Import time (`python -X importtime`, one warm check, minimum of {runs} runs, top {top} by cumulative time)\n")
     print("| module | cumulative | self |")
     print("| --- | ---: | ---: |")
-    for cumulative, own, name in sorted(rows, reverse=True)[:top]:
+    for name, (cumulative, own) in sorted(best.items(), key=lambda item: item[1], reverse=True)[:top]:
         print(f"| {name} | {cumulative / 1000:.1f} ms | {own / 1000:.1f} ms |")
     print()
 
@@ -200,6 +329,10 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=11, help="timed runs per command (default 11)")
     parser.add_argument("--install", action="store_true", help="pip-install yamllint and check-jsonschema first")
     parser.add_argument("--skip-bulk", action="store_true")
+    parser.add_argument("--bulk", default="1000,10000", help="manifest counts for the bulk runs (default 1000,10000)")
+    parser.add_argument("--bulk-reps", type=int, default=3, help="runs of each bulk measurement (default 3)")
+    parser.add_argument("--skip-base", action="store_true")
+    parser.add_argument("--skip-precommit", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
     parser.add_argument("--imports", action="store_true", help="also print the import-time profile")
     args = parser.parse_args()
@@ -210,11 +343,17 @@ def main() -> None:
     print(f"# hwlint benchmark\n\n{machine()}\n")
     one_manifest(args.reps)
     if not args.skip_bulk:
-        bulk(args.reps)
+        for count in (int(c) for c in args.bulk.split(",") if c):
+            bulk(count, args.bulk_reps if count <= 1000 else 1)
+    if not args.skip_base:
+        base_run()
+    if not args.skip_precommit:
+        precommit_commit(max(5, args.reps // 2))
     if not args.skip_growth:
         growth(args.reps)
     if args.imports:
         imports()
+    shutil.rmtree(PRIVATE_CACHE, ignore_errors=True)
 
 
 if __name__ == "__main__":

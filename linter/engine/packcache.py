@@ -38,7 +38,10 @@ from typing import Any, Callable
 # 25 kB; a 4 MB one took half a minute and gigabytes to load).
 MAX_RULE_BYTES = 500_000
 DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml")  # in rules/, not rule files
-KEEP = 8  # cached packs kept; older ones are removed when a new one is written
+# Cached packs kept; the least recently used go when a new one is written. Every checkout,
+# version and --rules folder set has its own pack, so a few checkouts and team folders
+# (or several people sharing one account) would otherwise keep evicting each other's.
+KEEP = 32
 _LINTER = Path(__file__).resolve().parents[1]  # the whole package: its code is in the key
 
 
@@ -144,7 +147,12 @@ class _Unpickler(pickle.Unpickler):
 def _read(path: Path) -> Any:
     try:
         with path.open("rb") as handle:
-            return _Unpickler(handle).load()
+            pack = _Unpickler(handle).load()
+        try:
+            os.utime(path)  # used now: eviction goes by last use, not by when it was written
+        except OSError:
+            pass
+        return pack
     except FileNotFoundError:
         return None
     except Exception:  # noqa: BLE001 - a stale or damaged cache is only rebuilt
