@@ -345,3 +345,63 @@ def test_the_plain_dump_is_taken_for_every_example_with_its_catalog_parts(source
     assert not _same_dump(resolved), "the plain dump declined a valid example"
     with_ints = json.loads(json.dumps(resolved).replace(".0,", ","))  # whole floats written as ints
     _same_dump(with_ints)
+
+
+# --- every number of the examples, pushed to the edges -------------------------------------
+
+EDGES = st.one_of(
+    st.sampled_from([5e-324, 2.2250738585072014e-308, 1e-300, 1e-12, 1e-6, 0.001, 0.01, 0.5, 0.999999, 1, 1.000001,
+                     64, 1024, 10**6, 1e9, 1e12, 1e15, 1e300, 1.7976931348623157e308, 0, -5e-324, -1]),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(min_value=0, max_value=1, allow_nan=False, exclude_min=True),
+    st.integers(-(10**6), 10**16),
+)
+
+
+@st.composite
+def example_with_edge_numbers(draw):
+    from linter.manifest.loader import load_file
+
+    data = load_file(str(draw(st.sampled_from(SOURCES)))).data
+    numeric = [p for p in _paths(data) if p and _is_number(_at(data, p))]
+    for target in draw(st.lists(st.sampled_from(numeric), min_size=1, max_size=3, unique=True)):
+        _at(data, target[:-1])[target[-1]] = draw(EDGES)
+    return data
+
+
+def _at(data, path):
+    for step in path:
+        data = data[step]
+    return data
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("tiny-target-duration.yaml", ":28:3: SCHEMA error plan.target_duration_days is 4.94066e-324; it must be at least 0.01"),
+    ("tiny-parameters.yaml", ":27:3: GPU007 pending Pretraining tokens per parameter are within the policy's band around "
+                             "~20: needs plan.model.parameters_billion and plan.training_tokens_billion (realistic values: these give a "
+                             "result out of range)"),
+    ("tiny-power-factor.yaml", ":90:3: PWR006 pending The UPS carries the full IT load with headroom: needs "
+                               "facility.ups.power_factor (a realistic one: 4.9e-324 would need more than 10^15 kVA)"),
+])
+def test_the_smallest_float_in_a_field_that_divides_is_a_finding_not_a_rule_error(name, says):
+    """5e-324 as a duration, a model size or a UPS power factor once overflowed to a rule error."""
+    path = ROOT / "tests" / "bad_inputs" / name
+    code, out, err = run("check", "-v", path)
+    assert code in (0, 1) and "rule error" not in out and not re.search(r"\b(inf|nan)\b", out), out + err
+    assert f"{path}{says}" in out, out
+
+
+@FUZZ
+@given(data=example_with_edge_numbers())
+def test_any_number_in_any_numeric_field_gets_findings_never_a_rule_error(tmp_path_factory, data):
+    """Every fact that divides or converts stays finite on what the schema accepts; what it
+    refuses is a finding (exit 1), never an error of hwlint's own (exit 2)."""
+    path = write(tmp_path_factory.mktemp("num"), data)
+    code, out, err = run("check", path)
+    assert code in (0, 1), out + err
+    assert "Traceback" not in out + err and "internal error" not in err and "rule error" not in out, out + err
+    assert not re.search(r"\b(inf|nan)\b", out), out

@@ -150,7 +150,8 @@ class Plan(Strict):
     finetune: Finetune | None = Field(None, description="full fine-tune or adapters (LoRA, QLoRA); default full")
     parallelism: Parallelism = Field(Parallelism(), description="how the model and batch are split across GPUs")
     training_tokens_billion: Positive | None = Field(None, description="D, tokens seen in training, in billions")
-    target_duration_days: Positive | None = Field(None, description="wall-clock time the training run should take, days")
+    target_duration_days: Annotated[float, Field(ge=0.01, le=1e15, allow_inf_nan=False)] | None = Field(
+        None, description="wall-clock time the training run should take, days; at least 0.01 (about 15 minutes)")
     start_date: dt.date | None = Field(None, description="when training should start (YYYY-MM-DD)")
     dataset: Dataset | None = Field(None, description="the training data")
 

@@ -54,7 +54,13 @@ def fact(data: dict, paths: list[str], compute: Callable[..., Any]) -> Any:
     """compute(*values at paths), or Unknown naming every path the manifest leaves out."""
     values = [get(data, p) for p in paths]
     missing = tuple(p for p, v in zip(paths, values) if v is _MISSING)
-    return Unknown(missing) if missing else _apply(compute, *values)
+    if missing:
+        return Unknown(missing)
+    result = _apply(compute, *values)
+    if isinstance(result, float) and not (math.isfinite(result) and abs(result) < 1e300):
+        # a value the schema accepts (5e-324 as a divisor) drove the result out of range
+        return Unknown((f"{' and '.join(paths)} (realistic values: these give a result out of range)",))
+    return result
 
 
 def _round(x: float, digits: int = 2) -> float:
@@ -488,7 +494,8 @@ def _kva_needed(kw: float, headroom: float, power_factor: float) -> Any:
     if headroom <= 0:
         return Unknown(("policy.power_headroom_pct (below 100 leaves the UPS some load)",))
     kva = kw / headroom / power_factor
-    return math.ceil(kva) if math.isfinite(kva) and kva < 1e15 else Unknown(("facility.ups.power_factor",))
+    return math.ceil(kva) if math.isfinite(kva) and kva < 1e15 else Unknown(
+        (f"facility.ups.power_factor (a realistic one: {num(power_factor)} would need more than 10^15 kVA)",))
 
 
 def _implausible(pools: list[dict], fabrics: list[dict], policy: dict[str, float]) -> list[dict[str, Any]]:
@@ -720,7 +727,8 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
             return False
 
     step = math.lcm(gpus_per_node, group)
-    guess = math.ceil(gpus_total * result["total"] / limit) if result["total"] != float("inf") else gpus_total
+    ratio = gpus_total * result["total"] / limit
+    guess = math.ceil(ratio) if math.isfinite(ratio) and ratio < 1e15 else gpus_total  # smallest_meeting caps it
     found = physics.smallest_meeting(meets, guess, step)
     out["gpus_for_target"] = found
     out["nodes_for_target"] = None if found is None else found // gpus_per_node
