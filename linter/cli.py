@@ -6,6 +6,7 @@ input, a broken rule pack or an internal error. No traceback ever reaches the us
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -861,6 +862,14 @@ def _gone_stale(then: Any, now: Any) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if os.environ.get("HWLINT_TODAY"):  # a usage error before any command runs, not an internal one
+        from linter.engine.review import today
+
+        try:
+            today()
+        except ValueError as exc:
+            _error(f"hwlint: {exc}")
+            return 2
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="hwlint", standalone_mode=False)
     except Exit as done:

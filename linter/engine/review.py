@@ -56,9 +56,24 @@ class Review:
 
 
 def today() -> dt.date:
-    """Today, or HWLINT_TODAY (YYYY-MM-DD) so reviews can be reproduced."""
+    """Today, or HWLINT_TODAY (YYYY-MM-DD) so reviews can be reproduced. ValueError, saying
+    what to write, when HWLINT_TODAY is set to anything else."""
     fixed = os.environ.get("HWLINT_TODAY")
-    return dt.date.fromisoformat(fixed) if fixed else dt.date.today()
+    return fixed_today(fixed) if fixed else dt.date.today()
+
+
+def fixed_today(text: str) -> dt.date:
+    """HWLINT_TODAY read strictly: ten characters YYYY-MM-DD naming a real date."""
+    import re
+
+    try:
+        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text, re.ASCII):
+            return dt.date.fromisoformat(text)
+    except ValueError:
+        pass
+    shown = repr(text[:40] + ("..." if len(text) > 40 else ""))
+    raise ValueError(f"the environment variable HWLINT_TODAY is {shown}, which is not a date; set it to YYYY-MM-DD "
+                     "(for example 2026-11-30) to review as of that day, or unset it to review as of today")
 
 
 def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None) -> Review:
