@@ -151,3 +151,67 @@ def test_a_waived_failure_is_shown_with_its_reason_in_every_format(hwlint, manif
                  "--format", fmt)
     assert run.code == 0, run.err
     assert "GPU002" in run.out and "loss scaling, by memo 7" in run.out and "Ada Lovelace" in run.out
+
+
+@pytest.mark.parametrize("key, value, shown", [
+    ("approver", '"   "', "3 characters: U+0020"),
+    ("approver", '"\\u200b"', "1 character: U+200B"),
+    ("reason", '"\\t \\u200b\\u2028"', "4 characters: U+0009, U+0020, U+200B, U+2028"),
+    ("reason", '"\\u0301\\u200d"', "2 characters: U+0301, U+200D"),
+])
+def test_a_waiver_whose_approver_or_reason_shows_nothing_is_refused_at_that_key(hwlint, manifest, key, value, shown):
+    path = manifest(waiver("GPU002", **{key: value}))
+    run = hwlint("check", path, "--select", "GPU002")
+    assert run.code == 1, run.out
+    found = lines(run)
+    assert found["GPU002"][0]["status"] == "error"  # the waiver does not apply
+    problem = found["WVR001"][0]
+    assert source_line(path, problem).strip().startswith(f"{key}:")
+    words = {"approver": "an approver", "reason": "a reason"}[key]
+    assert f"The waiver for GPU002 gives {words} with no visible text ({shown}), so it does not apply." in problem["text"]
+
+
+def test_a_waiver_with_visible_text_among_spaces_applies(hwlint, manifest):
+    run = hwlint("check", manifest(waiver("GPU002", approver='"\\u200b Ada \\u200b"', reason='"  ok  "')), "--select", "GPU002")
+    assert run.code == 0, run.out
+
+
+@pytest.mark.parametrize("expires, what", [
+    ("2027-03-01T00:00:00+14:00", "with a time and the time zone +14:00"),
+    ("2027-03-01T00:00:00Z", "with a time and the time zone +00:00"),
+    ("2027-03-01T00:00:00-05:30", "with a time and the time zone -05:30"),
+    ("2027-03-01T00:00:00", "with a time;"),
+])
+def test_an_expiry_with_a_time_or_a_time_zone_is_an_error_and_the_waiver_does_not_apply(hwlint, manifest, expires, what):
+    path = manifest(waiver("GPU002", expires=expires))
+    run = hwlint("check", path, "--select", "GPU002")
+    assert run.code == 1, run.out
+    found = lines(run)
+    assert found["GPU002"][0]["status"] == "error"
+    problem = found["WVR007"][0]
+    assert problem["status"] == "error" and source_line(path, problem).strip().startswith("expires:")
+    assert what in problem["text"] and "an expiry is a date (YYYY-MM-DD)" in problem["text"], problem["text"]
+
+
+@pytest.mark.parametrize("expires, applies", [("2028-11-28", True), ("2028-11-29", True), ("2028-11-30", False),
+                                              ("9999-12-31", False)])
+def test_an_expiry_beyond_the_policy_maximum_is_an_error_and_the_waiver_does_not_apply(hwlint, manifest, expires, applies):
+    path = manifest(waiver("GPU002", expires=expires))  # today is 2026-11-30; 730 days on is 2028-11-29
+    run = hwlint("check", path, "--select", "GPU002", "-v")
+    found = lines(run)
+    if applies:
+        assert run.code == 0 and "WVR008" not in found, run.out
+        return
+    assert run.code == 1 and found["GPU002"][0]["status"] == "error", run.out
+    problem = found["WVR008"][0]
+    assert source_line(path, problem).strip() == f"expires: {expires}"
+    assert "a waiver may run at most 730 days (policy waiver_max_days)" in problem["text"]
+    assert "Fix: Set an expiry no later than 2028-11-29" in problem["text"]
+
+
+def test_the_waiver_maximum_is_a_policy_value_a_manifest_may_tighten(hwlint, manifest, tmp_path):
+    path = manifest(waiver("GPU002", expires="2027-03-01"))
+    text = open(path).read().replace("\nwaivers:", "\npolicy:\n  waiver_max_days: 30\nwaivers:")
+    open(path, "w").write(text)
+    run = hwlint("check", path, "--select", "GPU002")
+    assert run.code == 1 and "a waiver may run at most 30 days" in lines(run)["WVR008"][0]["text"], run.out

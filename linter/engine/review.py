@@ -56,10 +56,11 @@ class Review:
 
 
 def today() -> dt.date:
-    """Today, or HWLINT_TODAY (YYYY-MM-DD) so reviews can be reproduced. ValueError, saying
+    """Today's date in UTC (the one time zone waivers and ages are judged in, whatever the
+    machine's), or HWLINT_TODAY (YYYY-MM-DD) so reviews can be reproduced. ValueError, saying
     what to write, when HWLINT_TODAY is set to anything else."""
     fixed = os.environ.get("HWLINT_TODAY")
-    return fixed_today(fixed) if fixed else dt.date.today()
+    return fixed_today(fixed) if fixed else dt.datetime.now(dt.timezone.utc).date()
 
 
 def fixed_today(text: str) -> dt.date:
@@ -189,7 +190,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
-    apply_waivers(review.results, doc, data.get("waivers", []), pack, on)
+    apply_waivers(review.results, doc, data.get("waivers", []), pack, on, policy.get("waiver_max_days", {}).get("value"))
     return review
 
 

@@ -7,14 +7,17 @@ placed at the waiver's line in the manifest:
 
 | code   | severity | when                                                           |
 | ------ | -------- | -------------------------------------------------------------- |
-| WVR001 | error    | reason, approver or expiry is missing: the waiver does not apply |
+| WVR001 | error    | reason, approver or expiry is missing, or the reason or approver has no visible text (only spaces or invisible characters): the waiver does not apply |
 | WVR002 | error    | the rule id is not in the rule pack                            |
 | WVR003 | error    | the rule is marked `waivable: false`: the waiver is rejected   |
 | WVR004 | warning  | the expiry date has passed: the waiver no longer applies       |
 | WVR005 | warning  | the waiver applies but expires within `EXPIRY_WARNING_DAYS`    |
 | WVR006 | warning  | the waiver matches no failing result                           |
+| WVR007 | error    | the expiry is not a plain date: it has a time or a time zone   |
+| WVR008 | error    | the expiry is further ahead than policy `waiver_max_days`      |
 
-A waiver is valid through its expiry date (inclusive). Its `path` matches the path a result
+A waiver is valid through its expiry date (inclusive), judged by the date in UTC (the
+review's `today`), whatever the machine's time zone. Its `path` matches the path a result
 points to, or any path under it (`facility` covers `facility.racks[0].circuits`). An
 expired waiver also leaves a note on the failure it used to cover, so the finding itself
 says when the waiver ran out.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import unicodedata
 from typing import Any
 
 from linter.manifest.loader import Document
@@ -36,11 +40,15 @@ TITLE = "Waivers are complete, current and used"
 
 
 def apply_waivers(results: list[Result], doc: Document, waivers: list[dict[str, Any]], pack: RulePack,
-                  today: dt.date) -> None:
-    """Turn covered failures into `waived`, and append one finding per problem waiver."""
+                  today: dt.date, max_days: int | None = None) -> None:
+    """Turn covered failures into `waived`, and append one finding per problem waiver.
+    `max_days`: how far ahead of `today` an expiry may lie (policy waiver_max_days)."""
     findings = []
+    written = doc.data.get("waivers") if isinstance(doc.data, dict) else None
     for index, waiver in enumerate(waivers):
-        finding = _judge(waiver, results, pack, today)
+        raw = written[index].get("expires") if isinstance(written, list) and index < len(written) \
+            and isinstance(written[index], dict) else None
+        finding = _judge(waiver, results, pack, today, raw, max_days)
         if finding is not None:
             code, severity, key, message, fix = finding
             line, column = doc.position(("waivers", index, key) if key else ("waivers", index))
@@ -51,13 +59,29 @@ def apply_waivers(results: list[Result], doc: Document, waivers: list[dict[str, 
     results.extend(findings)
 
 
-def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today: dt.date) -> tuple[str, str, str, str, str] | None:
-    """Apply one waiver; return (code, severity, key to point at, message, fix) if it has a problem."""
+def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today: dt.date, raw_expires: Any = None,
+           max_days: int | None = None) -> tuple[str, str, str, str, str] | None:
+    """Apply one waiver; return (code, severity, key to point at, message, fix) if it has a problem.
+    `raw_expires` is the expiry as written (the loader keeps a time and zone the model drops)."""
     rule_id = waiver["rule"]
     missing = [words for key, words in REQUIRED.items() if not waiver.get(key)]
     if missing:
         return ("WVR001", "error", "", f"The waiver for {rule_id} gives no {_words(missing)}, so it does not apply.",
                 "Give every waiver a reason, an approver and an expiry date (YYYY-MM-DD), or remove it.")
+    for key in ("approver", "reason"):
+        if not _visible(str(waiver[key])):
+            return ("WVR001", "error", key,
+                    f"The waiver for {rule_id} gives {'an' if key == 'approver' else 'a'} {REQUIRED[key]} with no visible text ({_invisible(str(waiver[key]))}), "
+                    "so it does not apply.",
+                    f"Write the {REQUIRED[key]} in words ({'who approved the waiver' if key == 'approver' else 'why the finding is accepted'}), "
+                    "or remove the waiver.")
+    if isinstance(raw_expires, str) and "T" in raw_expires:
+        zone = raw_expires[19:].lstrip(".0123456789")
+        what = f"a time and the time zone {zone}" if zone else "a time"
+        return ("WVR007", "error", "expires",
+                f"The waiver for {rule_id} expires at {raw_expires}, with {what}; an expiry is a date (YYYY-MM-DD), the last "
+                "day the waiver applies, judged in UTC, so this waiver does not apply.",
+                f"Write the expiry as a date alone, e.g. `expires: {raw_expires[:10]}`.")
     rule = pack.get(rule_id)
     if rule is None:
         close = difflib.get_close_matches(rule_id, [r.id for r in pack.rules], n=1)
@@ -72,6 +96,12 @@ def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today:
                 "so this waiver is rejected and the rule's result stands.",
                 "Remove the waiver and meet the requirement" + (f": {result.fix}" if result and result.fix else "."))
     expires = dt.date.fromisoformat(str(waiver["expires"]))
+    if max_days is not None and (expires - today).days > max_days:
+        latest = today + dt.timedelta(days=int(max_days))
+        return ("WVR008", "error", "expires",
+                f"The waiver for {rule_id} runs until {expires}, {(expires - today).days:,} days from {today}; a waiver may run at "
+                f"most {int(max_days):,} days (policy waiver_max_days), so this one does not apply.",
+                f"Set an expiry no later than {latest} and renew the waiver with a new approval then, or fix the finding.")
     covered = [r for r in results if r.rule_id == rule_id and r.status == "fail" and _covers(waiver.get("path"), r.path)]
     if expires < today:
         for failure in covered:
@@ -110,6 +140,19 @@ def _why_unused(waiver: dict[str, Any], result: Result) -> str:
     words = {"pass": "the rule passes", "pending": "the rule is still to confirm",
              "skipped": "the rule does not apply here", "waived": "another waiver already covers it"}
     return words[result.status]
+
+
+def _visible(text: str) -> bool:
+    """Whether `text` shows anything: a letter, digit, punctuation mark or symbol, not only
+    spaces, line breaks, format characters (U+200B) or combining marks."""
+    return any(unicodedata.category(ch)[0] in "LNPS" for ch in text)
+
+
+def _invisible(text: str) -> str:
+    if not text:
+        return "it is empty"
+    names = sorted({f"U+{ord(ch):04X}" for ch in text})
+    return f"{len(text)} character{'s' if len(text) != 1 else ''}: {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}"
 
 
 def _words(items: list[str]) -> str:

@@ -416,6 +416,7 @@ class Policy(Strict):
     air_cooling_limit_kw: Positive | None = None
     spec_max_age_days: Count | None = None
     quote_max_age_days: Count | None = None
+    waiver_max_days: Count | None = Field(None, description="furthest a waiver's expiry may lie ahead of the review day, days")
     checkpoint_write_minutes: Positive | None = None
     long_run_days: Positive | None = None
     tokens_per_param_optimum: Positive | None = None

@@ -50,8 +50,8 @@ FILE_CHECKS: dict[str, tuple[str, str, str]] = {
                 "A GPU model, NIC, switch or system named in the manifest is an entry of the catalog, whose values "
                 "then fill what the manifest leaves out.",
                 "Use a catalog name (the message suggests the closest), or give the part's values in the manifest."),
-    "WVR001": ("A waiver is complete", "A waiver names its reason, approver and expiry date; an incomplete one does "
-               "not apply.", "Add the missing reason, approver or expires."),
+    "WVR001": ("A waiver is complete", "A waiver names its reason, approver and expiry date, the reason and approver "
+               "in visible text; an incomplete or blank one does not apply.", "Add the missing reason, approver or expires."),
     "WVR002": ("A waiver names a rule of the pack", "The rule id of a waiver exists in the rule pack.",
                "Correct the rule id (`hwlint rules list` shows them)."),
     "WVR003": ("A waiver names a rule that may be waived", "Some rules cannot be waived; a waiver for one does not apply.",
@@ -61,6 +61,11 @@ FILE_CHECKS: dict[str, tuple[str, str, str]] = {
     "WVR005": ("A waiver does not expire soon", "A waiver close to its expiry date is flagged ahead of time.",
                "Plan the fix, or renew the waiver before it expires."),
     "WVR006": ("A waiver is used", "A waiver that matches no failing result is stale.", "Remove the waiver."),
+    "WVR007": ("A waiver expires on a date", "An expiry is a date (YYYY-MM-DD), the last day the waiver applies, judged "
+               "in UTC; one with a time or a time zone does not apply.", "Write the expiry as a date alone."),
+    "WVR008": ("A waiver expires within the policy's maximum",
+               "An expiry further ahead than policy `waiver_max_days` (730 days by default) does not apply.",
+               "Set an earlier expiry and renew the waiver when it comes."),
 }
 
 
