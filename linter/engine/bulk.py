@@ -67,19 +67,48 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress
     global _work
     _work = work
     gc.freeze()  # the pack and the rest stay shared with the workers, not copied by their collector
+    pool = None
     try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            out = []
-            for review in pool.map(_review_one, files, chunksize=max(1, len(files) // (jobs * 8))):
-                out.append(review)
-                if progress:
-                    progress(len(out))
-            return out
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start)
+        out = []
+        for review in pool.map(_review_one, files, chunksize=max(1, len(files) // (jobs * 8))):
+            out.append(review)
+            if progress:
+                progress(len(out))
+        pool.shutdown()
+        return out
+    except KeyboardInterrupt:  # Ctrl-C: stop the workers now rather than let them finish their chunks
+        _stop(pool)
+        raise
     except (BrokenProcessPool, OSError):  # no processes to be had: do it here instead
+        _stop(pool)
         return None
     finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)  # idempotent; after an error, nothing is left queued
         _work = ()
         gc.unfreeze()
+
+
+def _worker_start() -> None:
+    """A worker leaves SIGINT to the parent, which ends the pool (a terminal sends Ctrl-C to
+    every process of the job, and a worker's own KeyboardInterrupt would only slow that)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: Any) -> None:
+    """End the pool's workers at once: queued work is dropped, running reviews are killed."""
+    if pool is None:
+        return
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in workers:
+        worker.join(1)
 
 
 def _review_one(path: str) -> Any:
