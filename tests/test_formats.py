@@ -109,8 +109,30 @@ def test_json_names_tool_pack_manifest_and_tier(hwlint):
     assert flawed["digest"] == "sha256:" + hashlib.sha256(FLAWED.read_bytes()).hexdigest()
     assert flawed["tier"] == "multi-node" and flawed["tier_reason"].startswith("inferred")
     assert finetune["tier"] == "single-node"
+    assert flawed["tier_inferred"] == "multi-node"
     assert doc["summary"]["manifests"] == 2
     assert doc["summary"]["fail"] == flawed["counts"]["fail"] + finetune["counts"]["fail"]
+
+
+def test_a_declared_tier_below_the_counts_fails_at_tier_and_both_tiers_are_shown(hwlint, tmp_path):
+    text = GOOD.read_text()
+    assert "\ntier:" not in text
+    low = tmp_path / "low.hw.yaml"
+    low.write_text("tier: single-node\n" + text)
+    high = tmp_path / "high.hw.yaml"
+    high.write_text("tier: large-cluster\n" + text)
+    code, doc = as_json(hwlint, low, high)
+    assert code == 1
+    low_m, high_m = doc["manifests"]
+    assert (low_m["tier"], low_m["tier_inferred"]) == ("single-node", "multi-node")
+    assert (high_m["tier"], high_m["tier_inferred"]) == ("large-cluster", "multi-node")
+    ops = {m["file"]: next(r for r in m["results"] if r["rule_id"] == "OPS006") for m in (low_m, high_m)}
+    failing = ops[str(low)]
+    assert failing["status"] == "fail" and failing["path"] == "tier" and failing["line"] == 1
+    assert "declares tier single-node" in failing["message"] and "imply multi-node" in failing["message"]
+    assert ops[str(high)]["status"] == "pass"
+    run = hwlint("check", low)
+    assert "tier single-node (declared in the manifest (tier:); the counts imply multi-node" in run.out
 
 
 def test_json_lists_every_result_with_every_field(hwlint):

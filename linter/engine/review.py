@@ -31,6 +31,8 @@ class Review:
     name: str = ""
     tier: str = ""
     tier_reason: str = ""
+    tier_inferred: str = ""  # the tier the counts imply, whatever was declared; "" when undecided
+    tier_inferred_reason: str = ""
     results: list[Result] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {value, default, source}
@@ -172,8 +174,14 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     # The entries whose values the review inherited; an entry the manifest overrode in full is not relied on.
     facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of, "read_on": r.read_on,
                          "inherited": ", ".join(r.inherited)} for r in resolved.refs if r.inherited]
-    review.tier, review.tier_reason = choose_tier(pack, data, facts, tier)
+    inferred, inferred_reason, undecided = infer_tier(pack, data, facts)
+    if not undecided:
+        review.tier_inferred, review.tier_inferred_reason = inferred, inferred_reason
+    review.tier, review.tier_reason = choose_tier(data, tier, inferred, inferred_reason, undecided)
     facts["tier"] = review.tier
+    facts["tier_inferred"] = Unknown(undecided) if undecided else inferred
+    facts["tier_inferred_reason"] = Unknown(undecided) if undecided else inferred_reason.removeprefix("inferred: ")
+    facts["tier_rank"] = {t["name"]: rank for rank, t in enumerate(pack.tiers)}  # smallest first
     review.facts = facts
     primary = _primary_pool(data, facts)
     holding = review.conditions = conditions(pack, data, facts)
@@ -262,14 +270,25 @@ def _primary_pool(data: dict, facts: dict) -> dict | None:
     return data["node_pools"][undotted(primary)[1]]
 
 
-def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -> tuple[str, str]:
+def choose_tier(data: dict, override: str | None, inferred: str, reason: str,
+                undecided: tuple[str, ...]) -> tuple[str, str]:
+    """The tier the rules are judged at, and why: --tier, else the manifest's `tier:` (with the
+    tier its counts imply beside it), else the inferred one."""
+    why = reason.removeprefix("inferred: ")
+    implied = f"the counts imply {inferred} ({why})" if not undecided else f"the implied tier is undecided ({why})"
+    if override:
+        return override, f"set on the command line (--tier); {implied}"
+    if data.get("tier"):
+        return data["tier"], f"declared in the manifest (tier:); {implied}"
+    return inferred, reason
+
+
+def infer_tier(pack: RulePack, data: dict, facts: dict) -> tuple[str, str, tuple[str, ...]]:
+    """The first tier of rules/tiers.yaml whose `when` holds: (name, "inferred: why", ()).
+    Undecided (a count unknown) gives the largest tier and, third, the values that were unknown."""
     from linter.engine.sandbox import environment
     from linter.engine.sandbox import MissingData, Recorder, compiled, wrap
 
-    if override:
-        return override, "set on the command line (--tier)"
-    if data.get("tier"):
-        return data["tier"], "declared in the manifest (tier:)"
     env = environment()
     scope = {"facts": wrap(facts, "facts", Recorder()), "manifest": wrap(data, "", Recorder())}
     skipped_unknown = []
@@ -278,11 +297,11 @@ def choose_tier(pack: RulePack, data: dict, facts: dict, override: str | None) -
             if compiled(env, tier["when"], "expr")(**scope):
                 reason = compiled(env, tier["reason"], "tmpl").render(**scope)
                 note = f" ({', '.join(skipped_unknown)} unknown)" if skipped_unknown else ""
-                return tier["name"], f"inferred: {reason}{note}"
+                return tier["name"], f"inferred: {reason}{note}", ()
         except MissingData as exc:
             skipped_unknown.extend(exc.needs)
     last = pack.tiers[-1]["name"]
-    return last, f"inferred: none of the tiers could be decided ({', '.join(skipped_unknown)} unknown)"
+    return last, f"inferred: none of the tiers could be decided ({', '.join(skipped_unknown)} unknown)", tuple(skipped_unknown) or ("facts.compute_nodes",)
 
 
 def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:

@@ -1107,10 +1107,11 @@ def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
     return facts
 
 
-# Top-level fact names rules may read (checked when a rule pack loads).
+# Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,
+# tier_inferred_reason and tier_rank (name -> 0 for the smallest tier) are set by the review, not here.
 FACT_NAMES = (
     "policy", "compute_nodes", "nodes_total", "gpus_total", "gpus_per_node_min", "gpus_per_node_max",
     "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric",
-    "checkpoint_tb", "training", "tier", "today", "catalog", "link",
+    "checkpoint_tb", "training", "tier", "tier_inferred", "tier_inferred_reason", "tier_rank", "today", "catalog", "link",
     "nics", "local_disk", "storage", "procurement", "plan", "decision",
 )

@@ -106,6 +106,7 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None) -> dict[st
         "digest": f"sha256:{review.digest}" if review.digest else None,
         "tier": review.tier or None,
         "tier_reason": review.tier_reason or None,
+        "tier_inferred": review.tier_inferred or None,
         "unreadable": review.unreadable,
         "rule_errors": list(review.rule_errors),
         "counts": review.counts(),
