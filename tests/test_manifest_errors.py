@@ -52,3 +52,55 @@ def test_empty_value_means_to_confirm(hwlint, tmp_path):
     path, run = review(hwlint, tmp_path, text)
     verbose = hwlint("check", "-v", path)
     assert "PWR001 pending" in verbose.out and "facility.it_capacity_kw" in verbose.out
+
+
+PRETRAIN = (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    "old, new, fragment",
+    [
+        ("  monitoring: true", "  monitoring: true\n  monitorng:",
+         'unknown key "monitorng" in operations (given with no value); did you mean "monitoring"?'),
+        ("  mode: rent", "  mode: rent\nopertions_budget:",
+         'unknown key "opertions_budget" in the top level'),
+        ("    local_nvme: {raid: raid0}", "    local_nvme: {raid: raid0}\n    max_power_k:",
+         'unknown key "max_power_k" in node_pools[0] (given with no value); did you mean "max_power_kw"?'),
+    ],
+)
+def test_a_misspelt_key_with_no_value_is_a_schema_error(hwlint, tmp_path, old, new, fragment):
+    assert old in BASE
+    text = BASE.replace(old, new, 1)
+    path, run = review(hwlint, tmp_path, text)
+    line = text.splitlines().index(new.splitlines()[-1]) + 1
+    assert run.code == 1, run.out
+    first = run.out.splitlines()[0]
+    assert first.startswith(f"{path}:{line}:") and "SCHEMA" in first and fragment in first, first
+
+
+def test_a_known_key_with_no_value_stays_to_confirm(hwlint, tmp_path):
+    text = BASE.replace("  monitoring: true", "  monitoring:")
+    _, run = review(hwlint, tmp_path, text)
+    assert "SCHEMA" not in run.out and "unknown key" not in run.out
+
+
+@pytest.mark.parametrize(
+    "base, old, new, fragment",
+    [
+        ("pretrain", "purpose: compute, fabric: compute-ib}", "purpose: compute, fabric: compute-lb}",
+         'node_pools[0].nics[0].fabric names the fabric "compute-lb", which network.fabrics does not define; did you mean "compute-ib"?'),
+        ("pretrain", "contents: [{pool: dgx, nodes: 4}]", "contents: [{pool: dgxx, nodes: 4}]",
+         'facility.racks[0].contents[0].pool names the node pool "dgxx", which node_pools does not define; did you mean "dgx"?'),
+        ("finetune", "tier: local, restore", "tier: locl, restore",
+         'storage.checkpoint.tier names the storage tier "locl", which storage.tiers does not define; did you mean "local"?'),
+    ],
+)
+def test_a_reference_to_a_name_not_defined_is_an_error_at_that_key(hwlint, tmp_path, base, old, new, fragment):
+    source = PRETRAIN if base == "pretrain" else BASE
+    assert old in source
+    text = source.replace(old, new, 1)
+    path, run = review(hwlint, tmp_path, text)
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if new in row)
+    assert run.code == 1, run.out
+    finding = next(row for row in run.out.splitlines() if fragment in row)
+    assert finding.startswith(f"{path}:{line}:") and " SCHEMA " in finding, finding

@@ -82,7 +82,8 @@ def describe(value: Any) -> str:
 
 def validate(doc: Document) -> list[Result]:
     if certainly_valid(doc.data):
-        return []  # certainly valid: jsonschema is not even imported (see linter.quickcheck)
+        # certainly valid: jsonschema is not even imported (see linter.quickcheck)
+        return _sorted(blank_keys(doc) + references(doc))
     # A file that is not a manifest at all (a credentials file, a key, someone's notes) is
     # named by its kind only: no finding quotes its content.
     if not isinstance(doc.data, dict):
@@ -92,7 +93,103 @@ def validate(doc: Document) -> list[Result]:
         return [file_finding("SCHEMA", f"this is not an hwlint manifest: its top level is a mapping of {len(doc.data):,} "
                              "keys without manifest_version; add manifest_version: 1 if it is one, "
                              "or run `hwlint init` for a starter", doc.path, 1, 1)]
-    return explain_errors(_validator(), doc)
+    return _sorted(explain_errors(_validator(), doc) + blank_keys(doc) + references(doc))
+
+
+def _sorted(findings: list[Result]) -> list[Result]:
+    return sorted(findings, key=lambda r: (r.line, r.column, r.message))
+
+
+def _resolve(node: Any, defs: dict[str, Any]) -> Any:
+    """`node` with its `$ref` followed and a nullable `anyOf` reduced to its non-null branch."""
+    for _ in range(50):
+        if not isinstance(node, dict):
+            return None
+        if "$ref" in node:
+            node = {**defs.get(node["$ref"].split("/")[-1], {}), **{k: v for k, v in node.items() if k != "$ref"}}
+            continue
+        branches = [b for b in node.get("anyOf", ()) if b != {"type": "null"}]
+        if "anyOf" in node and len(branches) == 1:
+            node = {**branches[0], **{k: v for k, v in node.items() if k != "anyOf"}}
+            continue
+        return node
+    return None
+
+
+def blank_keys(doc: Document) -> list[Result]:
+    """A key given with no value is dropped by the loader ("to confirm"), so the schema never
+    sees it: each one must still be a key the schema knows where it is written."""
+    if not doc.blanks:
+        return []
+    schema = manifest_schema_json()
+    defs = schema.get("$defs", {})
+    findings = []
+    for path in sorted(doc.blanks, key=lambda p: doc.position(p)):
+        node = _resolve(schema, defs)
+        for step in path[:-1]:  # the mapping that holds the blank key
+            if node is None:
+                break
+            if isinstance(step, int):
+                node = _resolve(node.get("items"), defs)
+            else:
+                props = node.get("properties", {})
+                extra = node.get("additionalProperties", True)
+                node = _resolve(props[step] if step in props else extra if isinstance(extra, dict) else None, defs)
+        if node is None or "properties" not in node or node.get("additionalProperties", True) is not False:
+            continue  # the parent itself is unknown (reported on its own) or takes any key
+        key, known = path[-1], sorted(node["properties"])
+        if isinstance(key, str) and key not in known:
+            where = dotted(path[:-1]) or "the top level"
+            hint = suggest(key, known) or "; known keys: " + ", ".join(known)
+            line, column = doc.position(path)
+            findings.append(file_finding(
+                "SCHEMA", f'unknown key "{key[:200]}" in {where} (given with no value){hint}',
+                doc.path, line, column, dotted(path)))
+    return findings
+
+
+# Keys whose value names something defined elsewhere in the manifest:
+# (where the references are, the key, where the names are defined, what they are called).
+REFERENCES = (
+    (("node_pools", "*", "nics", "*"), "fabric", ("network", "fabrics"), "fabric", "network.fabrics"),
+    (("facility", "racks", "*", "contents", "*"), "pool", ("node_pools",), "node pool", "node_pools"),
+    (("storage", "checkpoint"), "tier", ("storage", "tiers"), "storage tier", "storage.tiers"),
+)
+
+
+def _walk(node: Any, steps: tuple, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    """Every (path, value) that `steps` reach from `node` ("*" is each item of a list)."""
+    if not steps:
+        return [(path, node)]
+    step, rest = steps[0], steps[1:]
+    if step == "*":
+        return [found for i, item in enumerate(node) for found in _walk(item, rest, path + (i,))] if isinstance(node, list) else []
+    return _walk(node[step], rest, path + (step,)) if isinstance(node, dict) and step in node else []
+
+
+def references(doc: Document) -> list[Result]:
+    """A name that refers to a fabric, node pool or storage tier the manifest does not define
+    is an error at that key, with the closest defined name. Where the manifest defines none of
+    them, the rules that need them report it instead."""
+    if not isinstance(doc.data, dict):
+        return []
+    findings = []
+    for where, key, defined_at, what, defined_where in REFERENCES:
+        names = [n for _, item in _walk(doc.data, defined_at + ("*",)) if isinstance(item, dict)
+                 and isinstance(n := item.get("name"), str)]
+        if not names:
+            continue  # none defined at all: the rules that need them (e.g. NET001, a fabric) say so
+        for path, holder in _walk(doc.data, where):
+            if not isinstance(holder, dict) or not isinstance(holder.get(key), str) or holder[key] in names:
+                continue
+            at = path + (key,)
+            named = holder[key]
+            hint = suggest(named, names) or "; defined: " + ", ".join(names[:MAX_UNKNOWN_KEYS])
+            message = f'{dotted(at)} names the {what} "{named[:200]}", which {defined_where} does not define{hint}'
+            line, column = doc.position(at)
+            findings.append(file_finding("SCHEMA", message, doc.path, line, column, dotted(at),
+                                         f"Correct the name, or add a {what} named {named[:200]} to {defined_where}."))
+    return findings
 
 
 def certainly_valid(data: Any) -> bool:

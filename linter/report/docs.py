@@ -43,8 +43,10 @@ FILE_CHECKS: dict[str, tuple[str, str, str]] = {
              "and size limits. Nothing else can be reviewed until it parses.",
              "Correct the YAML at the line and column given; the message says what the parser found."),
     "SCHEMA": ("The manifest matches the manifest schema",
-               "Every key is known, every value has the expected type, unit range and form, and every required key "
-               "is present (`hwlint schema` prints the schema). Rules read only what the schema defines.",
+               "Every key is known (a key given with no value too), every value has the expected type, unit range "
+               "and form, every required key is present (`hwlint schema` prints the schema), and every name that "
+               "refers to another part of the manifest (a NIC's fabric, a rack's node pool, the checkpoints' storage "
+               "tier) is defined there. Rules read only what the schema defines.",
                "Correct the key or value named; the message gives the closest valid spelling where there is one."),
     "CATALOG": ("Catalog names exist",
                 "A GPU model, NIC, switch or system named in the manifest is an entry of the catalog, whose values "
