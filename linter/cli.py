@@ -92,6 +92,12 @@ def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = ()) -> Any:
     return dataclasses.replace(pack, catalog_folders=[Path(c) for c in catalogs])
 
 
+def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str]) -> Any:
+    """The rule pack a review under `config` uses: the config's rule and catalog folders
+    first, then the command line's."""
+    return _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+
+
 def _load_catalog(catalogs: Sequence[str]) -> Any:
     """The built-in catalog plus the team folders; a broken team file ends the command (exit 2)."""
     from linter.manifest.catalog import CatalogError, load_catalog
@@ -351,7 +357,7 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
         stdin_name = stdin_filename or "-"
         on_disk = [p for p in paths if p != "-"]
         config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
-        pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+        pack = _pack_for(config, rule_dirs, catalogs)
         _check_patterns(select, ignore, pack)
         selected = selection(config, select, ignore)
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
@@ -413,7 +419,7 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
 
     outputs = _outputs(formats, output, allowed=DIFF_FORMATS, inputs=(old, new), rule_dirs=rule_dirs)
     config = _config([new], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+    pack = _pack_for(config, rule_dirs, catalogs)
     _check_patterns(select, ignore, pack)
     selected = selection(config, select, ignore)
     before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config)
@@ -656,7 +662,7 @@ def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[
 
     check_targets([output], [file], rule_dirs)
     config = _config([file], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+    pack = _pack_for(config, rule_dirs, catalogs)
     doc, review = _reviewed(file, pack, tier, config)
     _write(render(review, doc, pack, config=config, role=role), output, "markdown")
     raise Exit(2 if review.rule_errors else 0)
@@ -680,7 +686,7 @@ def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tu
     from linter.signoff.records import SignoffError, blocking, record_signoff
 
     config = _config([file], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+    pack = _pack_for(config, rule_dirs, catalogs)
     _, review = _reviewed(file, pack, config=config)
     try:
         record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key, config)
@@ -739,7 +745,7 @@ def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: s
     if on is not None and on > today():
         raise click.BadParameter(f"{as_of} is in the future (today is {today()})", param_hint="--as-of")
     config = _config([file], config_file, isolated)
-    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+    pack = _pack_for(config, rule_dirs, catalogs)
     doc, review = _reviewed(file, pack, config=config, on=on)
     rules = Rules({r.id for r in pack.rules if r.spec.never_skip}, review.deselected, allow_pending)
     try:

@@ -229,19 +229,7 @@ new AsyncFunction('github', 'context', 'core', 'require', script)(github, contex
       {"id": 12, "user": {"type": "Bot"}, "body": "<!-- hwlint-review -->\nold review"}], "update"),
 ])
 def test_comment_script_updates_its_own_comment_in_place(tmp_path, existing, expected):
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed; the comment script runs on GitHub's runners in node")
-    comment = next(s for s in load(WORKFLOW)["jobs"]["review"]["steps"] if "github-script" in str(s.get("uses", "")))
-    (tmp_path / "script.js").write_text(comment["with"]["script"])
-    (tmp_path / "state.json").write_text(json.dumps({"comments": existing}))
-    (tmp_path / "harness.js").write_text(COMMENT_HARNESS)
-    review = tmp_path / "review.md"
-    review.write_text("# hwlint review: x\n")
-    proc = subprocess.run([node, str(tmp_path / "harness.js"), str(tmp_path / "script.js"), str(tmp_path / "state.json")],
-                          capture_output=True, text=True, env={**os.environ, "REVIEW": str(review)}, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    calls = json.loads(proc.stdout)
+    calls = run_comment_script(tmp_path, {"comments": existing})
     writes = [c for c in calls if c[0] in ("create", "update")]
     assert len(writes) == 1 and writes[0][0] == expected
     params = writes[0][1]

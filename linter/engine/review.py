@@ -152,13 +152,13 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     """Catalog, model, facts, tier, rules and waivers for one (valid) manifest."""
     from linter.manifest.catalog import load_catalog
 
-    folders = tuple(dict.fromkeys([*map(str, config.catalog), *(str(f) for f in getattr(pack, "catalog_folders", ()))]))
-    resolved = resolve(doc, load_catalog(folders))
+    # the command line folds the config's catalog folders into the pack (and so into its digest)
+    resolved = resolve(doc, load_catalog(tuple(str(f) for f in pack.catalog_folders)))
     review.catalog = resolved.refs
     if resolved.findings:
         review.results = resolved.findings
         return review
-    data = _model_dump(resolved.data, doc, pack.manifest_shape, bool(resolved.refs))
+    data = plain_manifest(resolved.data, doc, pack.manifest_shape, bool(resolved.refs))
     if isinstance(data, list):
         review.results = data
         return review
@@ -202,7 +202,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     return review
 
 
-def _model_dump(data: dict, doc: Document, shape: Any = None, from_catalog: bool = True) -> dict | list[Result]:
+def plain_manifest(data: dict, doc: Document, shape: Any = None, from_catalog: bool = True) -> dict | list[Result]:
     """Validate through the pydantic models (dates, cross-field types) and return plain data
     keyed as in the manifest, with the models' defaults, without the values the manifest
     leaves out. With the models' `shape` (linter.manifest.dump), a valid manifest gets the
