@@ -109,6 +109,15 @@ def _stop(pool: Any) -> None:
             worker.terminate()
     for worker in workers:
         worker.join(1)
+    # CPython 3.11's exit hook wakes every executor's manager thread through a pipe that this
+    # early shutdown may already have closed, printing a traceback after "aborted": let the
+    # manager finish, then take its wake-up off the hook's list.
+    import concurrent.futures.process as futures_process
+
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(1)
+        getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
 
 
 def _review_one(path: str) -> Any:
