@@ -224,3 +224,35 @@ def test_config_and_isolated_contradict(hwlint, repo, tmp_path):
     run = hwlint("check", manifest, "--config", config, "--isolated")
     assert run.code == 2 and "contradict" in run.err
     assert shutil.which("true") is None or True
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("select: [PWR, STOO]\n", ":1:15: select", 'no rule is named "STOO"; did you mean "STO"?'),
+    ("ignore:\n  - BUY\n  - GPU0O1\n", ":3:5: ignore", 'no rule is named "GPU0O1"; did you mean "GPU001"?'),
+    ("ignore: PWR,XYZ\n", ":1:1: ignore", 'no rule is named "XYZ"; rules are named BUY, GPU'),
+])
+def test_the_configs_own_select_and_ignore_name_real_rules(hwlint, repo, text, where, message):
+    root, manifest = repo
+    (root / ".hwlint.yaml").write_text(text)
+    for command in (("check", manifest), ("diff", manifest, manifest), ("checklist", manifest)):
+        run = hwlint(*command)
+        assert run.code == 2 and f".hwlint.yaml{where}: {message}" in run.err and "Traceback" not in run.err, run.err
+    (root / ".hwlint.yaml").unlink()
+    (root / "pyproject.toml").write_text('[tool.hwlint]\nselect = ["PWR01"]\nignore = ["PWQ001"]\n')
+    run = hwlint("check", manifest)
+    assert run.code == 2 and 'pyproject.toml:1:1: ignore: no rule is named "PWQ001"; did you mean "PWR001"?' in run.err
+
+
+def test_a_config_pattern_may_name_a_rule_of_the_configs_own_rule_folder(hwlint, repo):
+    from test_conventions import ORG_RULE
+
+    root, manifest = repo
+    (root / "team").mkdir()
+    shutil.copy(EXAMPLES / "single-node-finetune.hw.yaml", root / "team")
+    (root / "team" / "org.yaml").write_text(ORG_RULE.format(id="ORG001").replace("../examples/", ""))
+    (root / ".hwlint.yaml").write_text("rules: [team]\nselect: [ORG]\n")
+    run = hwlint("check", manifest)
+    assert run.code in (0, 1) and "not selected by select ORG in" in hwlint("check", manifest, "--format", "json").out
+    (root / ".hwlint.yaml").write_text("select: [ORG]\n")  # without the folder, ORG names nothing
+    run = hwlint("check", manifest)
+    assert run.code == 2 and 'select: no rule is named "ORG"' in run.err

@@ -67,6 +67,8 @@ class Config:
     signers: dict[str, list[str]] = field(default_factory=dict)
     roles_per_signer: int = 1
     require_signatures: bool = False
+    # (line, column) of each select/ignore pattern, so a pattern naming no rule is reported there
+    positions: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -193,8 +195,12 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
 
     config.rules = [str(folder / p) for p in _strings(data.get("rules") or [], ("rules",), fail)]
     config.catalog = [str(folder / p) for p in _strings(data.get("catalog") or [], ("catalog",), fail)]
-    config.select = [s.strip().upper() for s in _ids(data.get("select"), ("select",), fail)]
-    config.ignore = [s.strip().upper() for s in _ids(data.get("ignore"), ("ignore",), fail)]
+    for key in ("select", "ignore"):
+        given = data.get(key)
+        patterns = [s.strip().upper() for s in _ids(given, (key,), fail)]
+        setattr(config, key, patterns)
+        for i in range(len(patterns)):  # "PWR, STO" as one text is one key; a list has one position per item
+            config.positions[(key, i)] = position((key, i) if isinstance(given, list) else (key,))
     fail_on = data.get("fail_on")
     if fail_on is not None:
         if fail_on not in FAIL_ON:
@@ -254,6 +260,20 @@ def _ids(value: Any, where: tuple, fail: Callable[..., ConfigError]) -> list[str
     if isinstance(value, str):
         value = value.split(",")
     return [v for v in _strings(value, where, fail) if v]
+
+
+def check_patterns(config: Config, ids: list[str], layers: list[str]) -> None:
+    """ConfigError, naming the file, line and key with the closest name, for a select or
+    ignore pattern of the config that names no rule of the pack (`ids`; `layers` are their
+    prefixes): a typo there must not check nothing, as on the command line."""
+    for key in ("select", "ignore"):
+        for i, pattern in enumerate(getattr(config, key)):
+            if any(Selection.matches(rule_id, pattern) for rule_id in ids):
+                continue
+            line, column = config.positions.get((key, i), (1, 1))
+            hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
+            raise ConfigError(f'{config.path}:{line}:{column}: {key}: no rule is named "{pattern}"{hint} '
+                              "(`hwlint rules list` shows them all)")
 
 
 # --- what it means for one manifest ------------------------------------------------------
