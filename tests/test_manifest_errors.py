@@ -104,3 +104,26 @@ def test_a_reference_to_a_name_not_defined_is_an_error_at_that_key(hwlint, tmp_p
     assert run.code == 1, run.out
     finding = next(row for row in run.out.splitlines() if fragment in row)
     assert finding.startswith(f"{path}:{line}:") and " SCHEMA " in finding, finding
+
+
+@pytest.mark.parametrize(
+    "old, new, fragment",
+    [
+        ("    local_nvme: {raid: raid0}",
+         "    local_nvme: {raid: raid0}\n    nics: [{model: ConnectX-7, count: 8, fabric: compute-ib}]",
+         'node_pools[0].nics[0].fabric names the fabric "compute-ib", but the manifest defines no fabric (network.fabrics is not given)'),
+        ("storage:\n  tiers:\n    - {name: local, kind: local-nvme, capacity_tb: 30, read_gb_s: 25, write_gb_s: 12}\n",
+         "storage:\n  tiers: []\n",
+         'storage.checkpoint.tier names the storage tier "local", but the manifest defines no storage tier (storage.tiers is empty)'),
+    ],
+)
+def test_a_reference_when_nothing_of_its_kind_is_defined_is_an_error_at_that_key(hwlint, tmp_path, old, new, fragment):
+    assert old in BASE
+    text = BASE.replace(old, new, 1)
+    path, run = review(hwlint, tmp_path, text)
+    assert run.code == 1, run.out
+    finding = next((row for row in run.out.splitlines() if fragment in row), None)
+    assert finding is not None, run.out
+    key = "fabric: compute-ib" if "fabric" in fragment else "tier: local"
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if key in row)
+    assert finding.startswith(f"{path}:{line}:") and " SCHEMA " in finding, finding

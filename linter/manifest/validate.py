@@ -169,23 +169,25 @@ def _walk(node: Any, steps: tuple, path: tuple = ()) -> list[tuple[tuple, Any]]:
 
 def references(doc: Document) -> list[Result]:
     """A name that refers to a fabric, node pool or storage tier the manifest does not define
-    is an error at that key, with the closest defined name. Where the manifest defines none of
-    them, the rules that need them report it instead."""
+    is an error at that key, with the closest defined name; where the manifest defines none at
+    all, the finding says so (the reference points at nothing either way)."""
     if not isinstance(doc.data, dict):
         return []
     findings = []
     for where, key, defined_at, what, defined_where in REFERENCES:
         names = [n for _, item in _walk(doc.data, defined_at + ("*",)) if isinstance(item, dict)
                  and isinstance(n := item.get("name"), str)]
-        if not names:
-            continue  # none defined at all: the rules that need them (e.g. NET001, a fabric) say so
         for path, holder in _walk(doc.data, where):
             if not isinstance(holder, dict) or not isinstance(holder.get(key), str) or holder[key] in names:
                 continue
             at = path + (key,)
             named = holder[key]
-            hint = suggest(named, names) or "; defined: " + ", ".join(names[:MAX_UNKNOWN_KEYS])
-            message = f'{dotted(at)} names the {what} "{named[:200]}", which {defined_where} does not define{hint}'
+            if names:
+                hint = suggest(named, names) or "; defined: " + ", ".join(names[:MAX_UNKNOWN_KEYS])
+                message = f'{dotted(at)} names the {what} "{named[:200]}", which {defined_where} does not define{hint}'
+            else:
+                message = (f'{dotted(at)} names the {what} "{named[:200]}", but the manifest defines no {what} '
+                           f'({defined_where} is {"empty" if _walk(doc.data, defined_at) else "not given"})')
             line, column = doc.position(at)
             findings.append(file_finding("SCHEMA", message, doc.path, line, column, dotted(at),
                                          f"Correct the name, or add a {what} named {named[:200]} to {defined_where}."))
