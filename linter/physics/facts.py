@@ -82,6 +82,7 @@ def derive(data: dict, policy: dict[str, float], today: str | None = None) -> di
     facts["link"] = _link(data, primary)
     facts["power"] = _power(data, pools, policy)
     facts["fabric"] = _fabric(data, pools)
+    facts["fabrics"] = _fabric_checks(data, pools)
     facts["checkpoint_tb"] = fact(
         data, ["plan.model.parameters_billion", "plan.precision"],
         lambda p, prec: _round(physics.checkpoint_bytes(p * 1e9, prec not in ("fp32", "tf32")) / TB, 3),
@@ -523,32 +524,54 @@ def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
     """Ports the compute fabric needs for its topology [al-fares-2008] §2-3."""
     fabrics = get(data, "network.fabrics")
     fabrics = [] if fabrics is _MISSING else fabrics
-    idx = next((i for i, f in enumerate(fabrics) if f.get("purpose", "compute") in ("compute", "converged")), None)
-    endpoints = sum(
-        pool["count"] * nic.get("count", 1)
-        for pool in pools
-        for nic in pool.get("nics", [])
-        if nic.get("purpose", "compute") in ("compute", "converged")
-        and (idx is None or nic.get("fabric", fabrics[idx]["name"]) == fabrics[idx]["name"])
-    )
+    idx = _compute_fabric(fabrics)
+    endpoints = sum(pool["count"] * nic.get("count", 1) for _, pool, _, nic in _nics_on(pools, fabrics, idx))
     out: dict[str, Any] = {"present": idx is not None, "compute_nics": endpoints}
     if idx is None:
         return out
+    out.update(_fabric_record(pools, fabrics, idx))
+    return out
+
+
+def _compute_fabric(fabrics: list[dict]) -> int | None:
+    return next((i for i, f in enumerate(fabrics) if f.get("purpose", "compute") in ("compute", "converged")), None)
+
+
+def _nics_on(pools: list[dict], fabrics: list[dict], idx: int | None) -> list[tuple[int, dict, int, dict]]:
+    """(pool index, pool, NIC index, NIC) of every NIC on fabric `idx`. The compute fabric takes
+    the compute (and converged) NICs that name it or no fabric at all (with `idx` None: every
+    compute NIC); another fabric takes the NICs that name it, and those of its purpose that name
+    no fabric when it is the first fabric of that purpose."""
+    compute = _compute_fabric(fabrics)
+    if idx is None or idx == compute:
+        name = fabrics[idx]["name"] if idx is not None else None
+        return [(i, pool, j, nic) for i, pool in enumerate(pools) for j, nic in enumerate(pool.get("nics", []))
+                if nic.get("purpose", "compute") in ("compute", "converged")
+                and (name is None or nic.get("fabric", name) == name)]
+    fabric = fabrics[idx]
+    purpose = fabric.get("purpose", "compute")
+    first = next(i for i, f in enumerate(fabrics) if f.get("purpose", "compute") == purpose)
+    return [(i, pool, j, nic) for i, pool in enumerate(pools) for j, nic in enumerate(pool.get("nics", []))
+            if nic.get("fabric") == fabric["name"]
+            or ("fabric" not in nic and idx == first and nic.get("purpose", "compute") == purpose)]
+
+
+def _fabric_record(pools: list[dict], fabrics: list[dict], idx: int) -> dict[str, Any]:
+    """One fabric's endpoints, ports needed and present per tier, and link rates [al-fares-2008] §2-3."""
     fabric = fabrics[idx]
     at = f"network.fabrics[{idx}]"
-    out.update(path=at, name=fabric["name"], kind=fabric.get("kind", Unknown((f"{at}.kind",))),
-               managed_by=fabric.get("managed_by", "owner"))
+    on = _nics_on(pools, fabrics, idx)
+    endpoints = sum(pool["count"] * nic.get("count", 1) for _, pool, _, nic in on)
+    out: dict[str, Any] = {"endpoints": endpoints}
+    out.update(path=at, name=fabric["name"], purpose=fabric.get("purpose", "compute"),
+               kind=fabric.get("kind", Unknown((f"{at}.kind",))), managed_by=fabric.get("managed_by", "owner"))
     topology = fabric.get("topology")
     out["topology"] = topology or Unknown((f"{at}.topology",))
     given = fabric.get("oversubscription")
     # Not given: unknown, unless one switch decides it (no uplinks at all).
     oversub = given if given is not None else (1.0 if topology == "single-switch" else Unknown((f"{at}.oversubscription",)))
     out["oversubscription"] = oversub
-    nic_rates = [
-        (f"node_pools[{i}].nics[{j}].rate_gbps", nic.get("rate_gbps"))
-        for i, pool in enumerate(pools) for j, nic in enumerate(pool.get("nics", []))
-        if nic.get("purpose", "compute") in ("compute", "converged") and nic.get("fabric", fabric["name"]) == fabric["name"]
-    ]
+    nic_rates = [(f"node_pools[{i}].nics[{j}].rate_gbps", nic.get("rate_gbps")) for i, _, j, nic in on]
     switch_rates = [(f"{at}.switches[{j}].port_rate_gbps", s.get("port_rate_gbps")) for j, s in enumerate(fabric.get("switches", []))]
     out["nic_rate_gbps"] = _least(nic_rates, f"node_pools[].nics[] on fabric {fabric['name']}")
     out["switch_rate_gbps"] = _least(switch_rates, f"{at}.switches")
@@ -589,6 +612,37 @@ def _fabric(data: dict, pools: list[dict]) -> dict[str, Any]:
     out["two_tier_max_endpoints"] = _apply(lambda k, o: physics.two_tier_max_endpoints(k, o), radix, oversub)
     out["three_tier_max_endpoints"] = _apply(lambda k, o: physics.three_tier_max_endpoints(k, o), radix, oversub)
     return out
+
+
+def _fabric_checks(data: dict, pools: list[dict]) -> dict[str, Any]:
+    """The port and rate checks of every fabric the owner builds, compute and storage alike
+    (NET002, NET003, NET010): the fabrics that fail where their numbers are known, and whether
+    the rest are decided (True, or Unknown naming what would decide them). A fabric other than
+    the compute one is checked when NICs are on it."""
+    fabrics = get(data, "network.fabrics")
+    fabrics = [] if fabrics is _MISSING else fabrics
+    compute = _compute_fabric(fabrics)
+    records = [_fabric_record(pools, fabrics, i) for i in range(len(fabrics))
+               if i == compute or _nics_on(pools, fabrics, i)]
+    records = [r for r in records if r["managed_by"] == "owner"]
+
+    def check(applies: Callable[[dict], bool], needed: str, present: str) -> dict[str, Any]:
+        """The fabrics `applies` picks, those whose `needed` exceeds `present`, and whether all are decided."""
+        chosen = [r for r in records if applies(r)]
+        failing, needs = [], []
+        for r in chosen:
+            a, b = r.get(needed), r.get(present)
+            if isinstance(a, Unknown) or isinstance(b, Unknown):
+                needs += unknowns([a, b])
+            elif a > b:
+                failing.append(r)
+        return {"fabrics": chosen, "failing": failing, "decided": Unknown(tuple(needs)) if needs else True}
+
+    single_or_leaf = check(lambda r: True, "ports_needed", "ports_present")
+    spine = check(lambda r: r["topology"] != "single-switch" and not isinstance(r["topology"], Unknown),
+                  "spine_ports_needed", "spine_ports_present")
+    rate = check(lambda r: True, "nic_rate_gbps", "switch_rate_gbps")  # a switch slower than its NICs
+    return {"count": len(records), "leaf": single_or_leaf, "spine": spine, "rate": rate}
 
 
 def _least(values: list[tuple[str, Any]], empty: str) -> Any:
@@ -1108,10 +1162,11 @@ def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
 
 
 # Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,
-# tier_inferred_reason and tier_rank (name -> 0 for the smallest tier) are set by the review, not here.
+# tier_inferred_reason and tier_rank (name -> 0 for the smallest tier) are set by the review, not here;
+# so are catalog and catalog_bounds (from the catalog step).
 FACT_NAMES = (
     "policy", "compute_nodes", "nodes_total", "gpus_total", "gpus_per_node_min", "gpus_per_node_max",
-    "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric",
-    "checkpoint_tb", "training", "tier", "tier_inferred", "tier_inferred_reason", "tier_rank", "today", "catalog", "link",
+    "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric", "fabrics",
+    "checkpoint_tb", "training", "tier", "tier_inferred", "tier_inferred_reason", "tier_rank", "today", "catalog", "catalog_bounds", "link",
     "nics", "local_disk", "storage", "procurement", "plan", "decision",
 )
