@@ -15,6 +15,8 @@ MODELS = {"gpus": CatalogGpu, "nics": CatalogNic, "switches": CatalogSwitch, "sy
 def entries():
     for path in sorted((ROOT / "catalog").glob("*.yaml")):
         for kind, items in (YAML(typ="safe").load(path.read_text()) or {}).items():
+            if kind == "bounds":
+                continue  # bounds.yaml: which values the parts bound, not parts (test_bounds_name_real_fields)
             for item in items:
                 yield pytest.param(kind, item, id=f"{kind}:{item['name']}")
 
@@ -50,3 +52,26 @@ def test_systems_name_catalog_parts():
         assert catalog.find("gpus", system["gpu"]["model"]), system["name"]
         for nic in system.get("nics", []):
             assert catalog.find("nics", nic["model"]), (system["name"], nic["model"])
+
+
+def test_bounds_name_real_fields():
+    """Every bound in catalog/bounds.yaml compares keys that exist: the catalog key on at least one
+    entry of its kind, the manifest key in the manifest schema where such a part is named."""
+    import json
+
+    catalog = load_catalog()
+    schema = json.loads((ROOT / "schemas" / "manifest.schema.json").read_text())
+    text = json.dumps(schema)
+    assert catalog.bounds, "catalog/bounds.yaml lists no bounds"
+    for bound in catalog.bounds:
+        entries = list(getattr(catalog, bound["part"]).values())
+        for key in str(bound["catalog"]).split("*"):
+            key = key.strip().removesuffix(".")
+            if not key:
+                continue
+            head = key.split(".")[0]
+            assert any(head in e for e in entries), (bound, key)
+        for key in str(bound["manifest"]).split("*"):
+            key = key.strip().removesuffix(".")
+            if key:
+                assert f'"{key.split(".")[-1]}"' in text or key.endswith("*"), (bound, key)

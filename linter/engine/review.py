@@ -37,6 +37,8 @@ class Review:
     facts: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {value, default, source}
     catalog: list[CatalogRef] = field(default_factory=list)
+    # values the manifest sets over the named catalog parts: {path, manifest, catalog, kind, entry, as_of, source}
+    catalog_overrides: list[dict[str, Any]] = field(default_factory=list)
     rule_errors: list[str] = field(default_factory=list)
     conditions: dict[str, str] = field(default_factory=dict)  # rules/conditions.yaml names that hold -> reason
     options: list[dict[str, Any]] = field(default_factory=list)  # procurement options compared (option_summary)
@@ -155,6 +157,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     # the command line folds the config's catalog folders into the pack (and so into its digest)
     resolved = resolve(doc, load_catalog(tuple(str(f) for f in pack.catalog_folders)))
     review.catalog = resolved.refs
+    review.catalog_overrides = resolved.overrides
     if resolved.findings:
         review.results = resolved.findings
         return review
@@ -174,6 +177,9 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     # The entries whose values the review inherited; an entry the manifest overrode in full is not relied on.
     facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of, "read_on": r.read_on,
                          "inherited": ", ".join(r.inherited)} for r in resolved.refs if r.inherited]
+    # catalog/bounds.yaml: the manifest's values against what the named parts can do (BUY008)
+    facts["catalog_bounds"] = {"checked": resolved.bounds_checked, "exceeded": resolved.exceeded,
+                               "overrides": resolved.overrides}
     inferred, inferred_reason, undecided = infer_tier(pack, data, facts)
     if not undecided:
         review.tier_inferred, review.tier_inferred_reason = inferred, inferred_reason

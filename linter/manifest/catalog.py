@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from linter.manifest.loader import Document, plain_copy
+from linter.numbers import num
 from linter.paths import data_dir
-from linter.results import Result, dotted, file_finding
+from linter.results import Result, dotted, file_finding, undotted
 from linter.manifest.validate import suggest
 
 # Keys that describe the catalog entry itself, not the part.
@@ -54,6 +55,7 @@ class Catalog:
     nics: dict[str, dict] = field(default_factory=dict)
     switches: dict[str, dict] = field(default_factory=dict)
     systems: dict[str, dict] = field(default_factory=dict)
+    bounds: list[dict] = field(default_factory=list)  # catalog/bounds.yaml: which manifest values a part bounds
     _index: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def add(self, kind: str, entry: dict) -> None:
@@ -94,6 +96,8 @@ def load_catalog(folders: tuple[str, ...] = ()) -> Catalog:
             content = doc.data if isinstance(doc.data, dict) else {}
             if folder != builtin:
                 problems += _check(path, doc, content)
+            elif "bounds" in content:
+                catalog.bounds = list(content["bounds"])
             for kind in KINDS:
                 for entry in content.get(kind, []) or []:
                     entry["as_of"] = str(entry.get("as_of", ""))
@@ -140,6 +144,12 @@ class Resolved:
     data: dict[str, Any]
     refs: list[CatalogRef]
     findings: list[Result]
+    # every value the manifest gives that differs from the named part's own:
+    # {path, manifest, catalog, kind, entry, as_of, source}
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+    # the values beyond what the named part can do (catalog/bounds.yaml): the same keys plus what, fields
+    exceeded: list[dict[str, Any]] = field(default_factory=list)
+    bounds_checked: int = 0  # bounds judged (the manifest gave a bounded value of a named part)
 
 
 def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
@@ -166,39 +176,149 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
                                                  entry.get("read_on", ""), origin=entry.get("_origin", ""))
         return entry
 
-    def took(kind: str, entry: dict, base: dict, given: dict, prefix: str = "") -> None:
-        inherited[(kind, entry["name"])].update(f"{prefix}{leaf}" for leaf in _leaves_not_given(base, given))
+    overrides: list[dict[str, Any]] = []
+    exceeded: list[dict[str, Any]] = []
+    checked = [0]
 
+    def took(kind: str, entry: dict, base: dict, given: dict, prefix: str = "", at: tuple | None = None) -> None:
+        """Record what the review takes from `entry`; with `at` (the manifest item's path, when
+        `given` is the manifest's own), also what the manifest sets over it."""
+        inherited[(kind, entry["name"])].update(f"{prefix}{leaf}" for leaf in _leaves_not_given(base, given))
+        if at is None:
+            return
+        about = {"kind": kind, "entry": entry["name"], "as_of": entry["as_of"], "source": entry.get("source", {})}
+        for leaf, mine, theirs in _leaves_differing(base, given):
+            overrides.append({"path": dotted(at + undotted(prefix + leaf)), "manifest": mine, "catalog": theirs, **about})
+
+    def bounded(kind: str, entry: dict, given: Any, at: tuple) -> None:
+        """The manifest's own values against the bounds catalog/bounds.yaml declares for `kind`."""
+        if not isinstance(given, dict):
+            return
+        for bound in catalog.bounds:
+            if bound.get("part") != kind:
+                continue
+            for fields, theirs in _bound_pairs(bound, entry):
+                if not any(_at(given, f) is not _NONE for f in fields):
+                    continue  # the manifest gives none of them: the part's own values
+                merged = [_at(given, f) if _at(given, f) is not _NONE else _at(entry, c)
+                          for f, c in zip(fields, theirs)]
+                limit = [_at(entry, c) for c in theirs]
+                mine_v, limit_v = _product(merged), _product(limit)
+                if mine_v is None or limit_v is None:
+                    continue
+                checked[0] += 1
+                if mine_v > limit_v:
+                    first = next(f for f in fields if _at(given, f) is not _NONE)
+                    exceeded.append({
+                        "path": dotted(at + undotted(first)), "manifest": mine_v, "catalog": limit_v,
+                        "manifest_text": _shown(merged, mine_v), "catalog_text": _shown(limit, limit_v),
+                        "what": bound.get("what", " x ".join(fields)), "fields": " * ".join(fields),
+                        "catalog_fields": " * ".join(theirs), "kind": kind, "entry": entry["name"],
+                        "as_of": entry["as_of"], "source": entry.get("source", {}),
+                    })
+
+    given_pools = doc.data.get("node_pools", []) if isinstance(doc.data, dict) else []
     for i, pool in enumerate(data.get("node_pools", [])):
+        own = given_pools[i] if i < len(given_pools) and isinstance(given_pools[i], dict) else {}
         if "system" in pool and (system := lookup("systems", pool["system"], ("node_pools", i, "system"))):
             spec = _spec(system)
             # the system's GPU is counted against its own entry below, all but its count
-            took("systems", system, {k: v for k, v in spec.items() if k != "gpu"}, pool)
+            took("systems", system, {k: v for k, v in spec.items() if k != "gpu"}, pool, at=("node_pools", i))
             if "gpu" in spec and "gpu" in pool:
-                took("systems", system, {k: v for k, v in spec["gpu"].items() if k == "count"}, pool["gpu"], "gpu.")
+                took("systems", system, {k: v for k, v in spec["gpu"].items() if k == "count"}, pool["gpu"], "gpu.",
+                     at=("node_pools", i))
+            bounded("systems", system, own, ("node_pools", i))
             pool.update(_merge(spec, pool))
             pool["system"] = system["name"]
         gpu = pool.get("gpu")
         if gpu and "model" in gpu and (entry := lookup("gpus", gpu["model"], ("node_pools", i, "gpu", "model"))):
-            took("gpus", entry, _spec(entry), doc.data["node_pools"][i].get("gpu") or {})
+            took("gpus", entry, _spec(entry), own.get("gpu") or {}, at=("node_pools", i, "gpu"))
+            bounded("gpus", entry, own.get("gpu") or {}, ("node_pools", i, "gpu"))
             pool["gpu"] = _merge(_spec(entry), gpu)
             pool["gpu"]["model"] = entry["name"]
         for j, nic in enumerate(pool.get("nics", [])):
             if "model" in nic and (entry := lookup("nics", nic["model"], ("node_pools", i, "nics", j, "model"))):
                 values = {"gpudirect_rdma": entry.get("gpudirect_rdma"), "rate_gbps": entry.get("max_port_rate_gbps")}
                 values = {k: v for k, v in values.items() if v is not None}
-                took("nics", entry, values, nic)
+                # a NIC the pool lists itself is the manifest's; one from the system's entry is the catalog's
+                mine = "nics" in own and isinstance(own["nics"], list) and j < len(own["nics"])
+                took("nics", entry, values, nic, at=("node_pools", i, "nics", j) if mine else None)
+                if mine:
+                    bounded("nics", entry, own["nics"][j], ("node_pools", i, "nics", j))
                 pool["nics"][j] = _merge(values, nic)
     for i, fabric in enumerate(data.get("network", {}).get("fabrics", [])):
         for j, switch in enumerate(fabric.get("switches", [])):
             if "model" in switch and (entry := lookup("switches", switch["model"], ("network", "fabrics", i, "switches", j, "model"))):
                 values = {k: entry[k] for k in ("ports", "port_rate_gbps", "max_power_w") if k in entry}
-                took("switches", entry, values, switch)
+                took("switches", entry, values, switch, at=("network", "fabrics", i, "switches", j))
+                bounded("switches", entry, switch, ("network", "fabrics", i, "switches", j))
                 fabric["switches"][j] = _merge(values, switch)
                 fabric.setdefault("kind", entry.get("kind"))
     out = [CatalogRef(r.kind, r.name, r.as_of, r.source, r.read_on, tuple(sorted(inherited[key])), r.origin)
            for key, r in refs.items()]
-    return Resolved(data=data, refs=sorted(out, key=lambda r: (r.kind, r.name)), findings=findings)
+    return Resolved(data=data, refs=sorted(out, key=lambda r: (r.kind, r.name)), findings=findings,
+                    overrides=overrides, exceeded=exceeded, bounds_checked=checked[0])
+
+
+_NONE = object()
+
+
+def _at(node: Any, dotted_key: str) -> Any:
+    """The value at a dotted key below `node`, or _NONE."""
+    for part in dotted_key.split("."):
+        if not isinstance(node, dict) or part not in node or node[part] is None:
+            return _NONE
+        node = node[part]
+    return node
+
+
+def _shown(values: list[Any], total: float) -> str:
+    """`64 x 200 = 12,800` for a product, `400` for one value."""
+    return num(total) if len(values) == 1 else " x ".join(num(v) for v in values) + " = " + num(total)
+
+
+def _product(values: list[Any]) -> float | None:
+    """The product of numbers (booleans are not numbers here), or None when one is not a number."""
+    out = 1
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        out *= v
+    return out
+
+
+def _bound_pairs(bound: dict, entry: dict) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(manifest keys, catalog keys) a bound compares; a trailing `.*` stands for every key the
+    entry gives under that mapping."""
+    mine = tuple(k.strip() for k in str(bound.get("manifest", "")).split("*") if k.strip(" ."))
+    theirs = tuple(k.strip() for k in str(bound.get("catalog", "")).split("*") if k.strip(" ."))
+    raw_m, raw_c = str(bound.get("manifest", "")), str(bound.get("catalog", ""))
+    if raw_m.endswith(".*") and raw_c.endswith(".*"):
+        m_base, c_base = raw_m[:-2], raw_c[:-2]
+        under = _at(entry, c_base)
+        return [((f"{m_base}.{k}",), (f"{c_base}.{k}",)) for k in (under if isinstance(under, dict) else {})]
+    return [(mine, theirs)] if mine and len(mine) == len(theirs) else []
+
+
+def _leaves_differing(base: dict, given: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(dotted path, manifest value, catalog value) of each value `given` sets differently from `base`."""
+    out: list[tuple[str, Any, Any]] = []
+    if not isinstance(given, dict):
+        return out
+    for key, value in base.items():
+        if key.startswith("_") or key not in given or given[key] is None:
+            continue
+        mine = given[key]
+        if isinstance(value, dict) and isinstance(mine, dict):
+            out += _leaves_differing(value, mine, f"{prefix}{key}.")
+        elif isinstance(value, list) and isinstance(mine, list) and len(value) == len(mine):
+            # item by item (a system's NICs): what the manifest adds to an item is not an override
+            out += _leaves_differing({f"[{n}]": v for n, v in enumerate(value)},
+                                     {f"[{n}]": v for n, v in enumerate(mine)}, f"{prefix}{key}")
+        elif mine != value and not (isinstance(mine, (int, float)) and isinstance(value, (int, float))
+                                    and not isinstance(mine, bool) and float(mine) == float(value)):
+            out.append((prefix + key, plain_copy(mine), plain_copy(value)))
+    return out
 
 
 def _leaves_not_given(base: dict, given: Any, prefix: str = "") -> list[str]:

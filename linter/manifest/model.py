@@ -594,6 +594,8 @@ class CatalogSwitch(CatalogEntry):
     kind: FabricKind
     ports: SmallCount | None = None
     port_rate_gbps: Positive | None = None
+    max_port_rate_gbps: Positive | None = Field(
+        None, description="the fastest rate one port runs at, Gb/s (a manifest's port_rate_gbps above it is beyond the part)")
     max_power_w: Positive | None = None
     rack_units: SmallCount | None = None
 

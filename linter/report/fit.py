@@ -57,7 +57,7 @@ def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT) -> st
         for review in reviews:
             shown = [r for r in review.results if id(r) in kept]
             omitted = [r for r in review.results if id(r) not in kept]
-            brief = replace(review, policy={}, catalog=[])  # the assumption and catalog tables go too
+            brief = replace(review, policy={}, catalog=[], catalog_overrides=[])  # the assumption and catalog tables go too
             parts.append(render(brief, shown) + (_note(omitted, len(review.results)) if omitted else ""))
         return SEPARATOR.join(parts)
 

@@ -112,6 +112,7 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None) -> dict[st
         "counts": review.counts(),
         "budget": budget_figures(review),
         "money": money(review),
+        "catalog_overrides": list(review.catalog_overrides),
         "results": results,
         "deselected": list(review.deselected),
         "config": review.config or None,

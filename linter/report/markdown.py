@@ -38,7 +38,24 @@ def environment() -> Any:
     )
     env.filters["num"] = num
     env.filters["trusted"] = Trusted
+    env.filters["shown"] = shown
     return env
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A manifest or catalog value in a table cell: numbers as `num` writes them, lists and
+    mappings compact and cut at `limit` characters."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return num(value)
+    if isinstance(value, list):
+        text = "[" + ", ".join(shown(v, limit) for v in value) + "]"
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{k}: {shown(v, limit)}" for k, v in value.items()) + "}"
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 ICONS = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
