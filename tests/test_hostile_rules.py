@@ -152,3 +152,23 @@ def test_the_pack_cache_sees_an_edited_rule_and_survives_a_damaged_file(hwlint, 
         path.write_bytes(b"not a pickle")
     again = hwlint("check", "--rules", folder, MANIFEST)
     assert again.code == 1 and "GPU900 error omega words" in again.out
+
+
+def test_the_pack_cache_sees_an_edited_built_in_catalog(tmp_path):
+    """The cached pack carries the built-in catalog as loaded: a catalog edit must be seen
+    on the next run, not served from the cache."""
+    import shutil
+
+    from conftest import ROOT
+
+    for name in ("linter", "rules", "schemas", "templates", "catalog"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {"HWLINT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+    first = hwlint_process("check", MANIFEST, cwd=tmp_path, env=env)
+    assert first.code == 0, first.out + first.err
+    systems = tmp_path / "catalog" / "systems.yaml"
+    systems.write_text(systems.read_text().replace("name: DGX-H100\n", "name: DGX-H100-renamed\n"))
+    second = hwlint_process("check", MANIFEST, cwd=tmp_path, env=env)
+    assert second.code != 0 and "DGX-H100" in second.out, second.out + second.err
+    assert len(list((tmp_path / "cache").glob("pack-*.pickle"))) == 2

@@ -7,14 +7,16 @@ loaded `RulePack` is pickled under a key that covers everything it is built from
 - the bytes of every file the loader reads from the rule folders (`rules.pack_files`:
   regular files inside their folder, each within the rule-file size limit, so a link to
   /dev/zero or a 3 GB file beside the rules is never read) and of `schemas/*.json`
-  (content, not mtime),
+  (content, not mtime), and of the built-in catalog (`catalog/*.yaml`, which the pack
+  carries as loaded),
 - the folders as given and as resolved (rule file names appear in messages),
 - hwlint's own code (size and mtime of each module), the Python and Jinja2 versions, since
   the cached templates are compiled Python code, and the installed pydantic (found, not
   imported: the pack holds no pydantic objects, but the models shaped what it holds).
 
 Templates are stored as the code the sandboxed environment generated (`marshal`) and
-rebuilt in that same environment, so a cached rule runs exactly as a fresh one. Only
+rebuilt in that same environment when first run (`sandbox.Deferred`), so a cached rule
+runs exactly as a fresh one. Only
 packs that loaded without errors are stored. Any cache that cannot be read, written or
 unpickled is ignored and rebuilt.
 
@@ -92,8 +94,12 @@ def _key(folders: list[Path], schemas: Path) -> str:
         digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     for folder in folders:
         digest.update(f"folder\0{folder}\0{folder.resolve()}\n".encode())
+    from linter.paths import data_dir
+
     present = [f for f in folders if f.is_dir()]
-    for folder, item in [*pack_files(present), *((schemas, p) for p in sorted(schemas.glob("*.json")))]:
+    catalog = data_dir("catalog")  # the pack carries the built-in catalog as loaded
+    for folder, item in [*pack_files(present), *((schemas, p) for p in sorted(schemas.glob("*.json"))),
+                         *((catalog, p) for p in sorted(catalog.glob("*.yaml")))]:
         content = read_pack_file(folder, item)
         digest.update(f"{folder}\0{item.name}\0{len(content)}\0".encode() + content)
     return digest.hexdigest()[:32]
@@ -127,21 +133,20 @@ def read_pack_file(folder: Path, path: Path) -> bytes:
 
 class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> Any:
-        code = getattr(obj, "hwlint_code", None)
-        if code is None:
+        kind = getattr(obj, "hwlint_kind", None)
+        if kind is None:
             return None
-        kind = "tmpl" if hasattr(obj, "render") else "expr"
-        return ("jinja", kind, marshal.dumps(code))
+        return ("jinja", kind, marshal.dumps(obj.hwlint_code))
 
 
 class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid: Any) -> Any:
-        from linter.engine.sandbox import environment, from_code
+        from linter.engine.sandbox import Deferred
 
         tag, kind, code = pid
-        if tag != "jinja":
+        if tag != "jinja" or kind not in ("expr", "tmpl"):
             raise pickle.UnpicklingError(f"unknown object {tag!r}")
-        return from_code(environment(), marshal.loads(code), kind)
+        return Deferred(code, kind)  # rebuilt from its code when first run
 
 
 def _read(path: Path) -> Any:

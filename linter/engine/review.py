@@ -155,7 +155,11 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     from linter.manifest.catalog import load_catalog
 
     # the command line folds the config's catalog folders into the pack (and so into its digest)
-    resolved = resolve(doc, load_catalog(tuple(str(f) for f in pack.catalog_folders)))
+    if pack.catalog is not None and not pack.catalog_folders:
+        catalog = pack.catalog
+    else:
+        catalog = load_catalog(tuple(str(f) for f in pack.catalog_folders))
+    resolved = resolve(doc, catalog)
     review.catalog = resolved.refs
     review.catalog_overrides = resolved.overrides
     if resolved.findings:
@@ -300,14 +304,22 @@ def infer_tier(pack: RulePack, data: dict, facts: dict) -> tuple[str, str, tuple
     skipped_unknown = []
     for tier in pack.tiers:
         try:
-            if compiled(env, tier["when"], "expr")(**scope):
-                reason = compiled(env, tier["reason"], "tmpl").render(**scope)
+            if _test(pack, env, tier["when"], "expr")(**scope):
+                reason = _test(pack, env, tier["reason"], "tmpl").render(**scope)
                 note = f" ({', '.join(skipped_unknown)} unknown)" if skipped_unknown else ""
                 return tier["name"], f"inferred: {reason}{note}", ()
         except MissingData as exc:
             skipped_unknown.extend(exc.needs)
     last = pack.tiers[-1]["name"]
     return last, f"inferred: none of the tiers could be decided ({', '.join(skipped_unknown)} unknown)", tuple(skipped_unknown) or ("facts.compute_nodes",)
+
+
+def _test(pack: RulePack, env: Any, source: str, kind: str) -> Any:
+    """A tier or condition test: compiled with the pack, else once per process."""
+    from linter.engine.sandbox import compiled
+
+    found = pack.compiled.get((source, kind))
+    return found if found is not None else compiled(env, source, kind)
 
 
 def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
@@ -320,8 +332,8 @@ def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
     out = {}
     for condition in pack.conditions:
         try:
-            if compiled(env, condition["when"], "expr")(**scope):
-                out[condition["name"]] = one_line(compiled(env, condition["reason"], "tmpl").render(**scope))
+            if _test(pack, env, condition["when"], "expr")(**scope):
+                out[condition["name"]] = one_line(_test(pack, env, condition["reason"], "tmpl").render(**scope))
         except MissingData:
             continue
     return out

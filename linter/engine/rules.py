@@ -83,6 +83,12 @@ class RulePack:
     # that a cached pack carries it and a valid manifest is reviewed without pydantic
     manifest_shape: Any = None
     catalog_folders: list[Path] = field(default_factory=list)  # team catalogs (--catalog), after the built-in one
+    # the built-in catalog as loaded (linter.manifest.catalog.load_catalog()), so that a cached
+    # pack spares a one-manifest check parsing the catalog files (their bytes are in the cache key)
+    catalog: Any = None
+    # (source, kind) -> compiled, for the `when` and `reason` of tiers.yaml and conditions.yaml:
+    # compiled with the pack, so a cached pack runs them without compiling again
+    compiled: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     def get(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -116,6 +122,7 @@ def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> 
 
 
 def _build_pack(folders: list[Path]) -> RulePack:
+    from linter.manifest.catalog import load_catalog
     from linter.manifest.dump import shape
 
     base = data_dir("rules")
@@ -127,7 +134,9 @@ def _build_pack(folders: list[Path]) -> RulePack:
         folders=folders,
         conditions=load_file(str(base / "conditions.yaml")).data["conditions"],
         manifest_shape=shape(),
+        catalog=load_catalog(),
     )
+    _compile_tests(pack)
     problems: list[str] = []
     seen: dict[str, str] = {}
     for folder in folders:
@@ -144,6 +153,23 @@ def _build_pack(folders: list[Path]) -> RulePack:
     if problems:
         raise RuleLoadError(problems)
     return pack
+
+
+def _compile_tests(pack: RulePack) -> None:
+    """The tier and condition tests, compiled once with the pack. One that does not compile
+    is left out here and fails where the review runs it, as it would without the cache."""
+    from linter.engine.sandbox import compiled, environment
+
+    env = environment()
+    for record in (*pack.tiers, *pack.conditions):
+        for key, kind in (("when", "expr"), ("reason", "tmpl")):
+            source = record.get(key)
+            if not isinstance(source, str):
+                continue
+            try:
+                pack.compiled[(source, kind)] = compiled(env, source, kind)
+            except Exception:  # noqa: BLE001 - reported by the review that runs it
+                continue
 
 
 def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str]) -> list[Rule]:

@@ -592,7 +592,38 @@ def from_code(env: RuleEnvironment, code: Any, kind: str) -> Any:
     template = env.template_class.from_code(env, code, dict(env.globals))
     compiled = BoundedExpression(template, undefined_to_none=False) if kind == "expr" else template
     compiled.hwlint_code = code
+    compiled.hwlint_kind = kind
     return compiled
+
+
+class Deferred:
+    """An expression or template of a cached pack, rebuilt by `from_code` from its marshalled
+    code the first time it runs: a one-manifest check runs fewer than half of a pack's
+    templates (messages and fixes only for failures), so most are never rebuilt. It runs
+    exactly as the rebuilt one (the same code in the same environment)."""
+
+    __slots__ = ("hwlint_kind", "_marshalled", "_built")
+
+    def __init__(self, marshalled: bytes, kind: str):
+        self.hwlint_kind, self._marshalled, self._built = kind, marshalled, None
+
+    @property
+    def hwlint_code(self) -> Any:
+        return self._get().hwlint_code
+
+    def _get(self) -> Any:
+        built = self._built
+        if built is None:
+            import marshal
+
+            built = self._built = from_code(environment(), marshal.loads(self._marshalled), self.hwlint_kind)
+        return built
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get()(*args, **kwargs)
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        return self._get().render(*args, **kwargs)
 
 
 def references(template_ast: nodes.Node) -> list[tuple[str, tuple, int]]:
