@@ -1,4 +1,11 @@
-"""The command line: a thin click layer over build (load rules) -> execute (review) -> report.
+"""The command line's entry point: `main(argv) -> int`, the exit code.
+
+A plain `hwlint check FILE...` (files and the flags -q, -v, --exit-zero, --statistics) and a
+plain `hwlint rules list` run here without click: they are the commands a pre-commit hook
+or an editor starts over and over, and importing click costs about 15 ms. Anything else
+(other options, `-` for standard input, --help, other commands) goes through click in
+`linter.commands`, which runs the same functions of `linter.console`: the output, the exit
+code and the messages are the same either way.
 
 Exit codes: 0 no failure at the --fail-on level; 1 failures; 2 usage error, unreadable
 input, a broken rule pack or an internal error. No traceback ever reaches the user.
@@ -8,875 +15,16 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Any, Sequence
-
-import click
-
-from linter import __version__
-from linter.report.escape import path as shown
-
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-TIERS = ("single-gpu", "single-node", "multi-node", "large-cluster")
-
-
-class Exit(Exception):
-    def __init__(self, code: int):
-        self.code = code
-
-
-def _config(files: Sequence[str], config: str | None, isolated: bool) -> Any:
-    """The organisation config for `files` (see linter.manifest.config); a bad one ends the run."""
-    from linter.manifest.config import ConfigError, for_files
-
-    if config and isolated:
-        raise click.UsageError("--config and --isolated contradict each other; give one")
-    try:
-        return for_files(list(files), config, isolated)
-    except ConfigError as exc:
-        _error(f"hwlint: config error: {exc}")
-        raise Exit(2) from None
-
-
-def _ids(value: str | None) -> set[str]:
-    return {v.strip().upper() for v in (value or "").split(",") if v.strip()}
-
-
-def _check_patterns(select: str | None, ignore: str | None, pack: Any = None) -> Any:
-    """--select/--ignore (ids or prefixes) as a predicate on rule ids. With the pack given,
-    an id or prefix that names no rule is a usage error: a typo must not check nothing.
-    (The review itself uses linter.manifest.config.selection, which also says how a rule
-    was deselected.)"""
-    import re
-
-    chosen, dropped = _ids(select), _ids(ignore)
-    full_id = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")
-
-    def matches(rule_id: str, patterns: set[str]) -> bool:
-        return any(rule_id == p or (not full_id.match(p) and rule_id.startswith(p)) for p in patterns)
-
-    if pack is not None:
-        from linter.manifest.validate import suggest
-
-        ids = [r.id for r in pack.rules]
-        layers = sorted({r.layer for r in pack.rules})
-        for option, patterns in (("--select", chosen), ("--ignore", dropped)):
-            for pattern in sorted(patterns):
-                if not any(matches(i, {pattern}) for i in ids):
-                    hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
-                    raise click.UsageError(f'{option}: no rule is named "{pattern}"{hint} (`hwlint rules list` shows them all)')
-    return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
-
-
-def config_options(command: Any) -> Any:
-    """--config and --isolated, on every command that reviews a manifest."""
-    command = click.option("--isolated", is_flag=True, help="ignore every config file (.hwlint.yaml, [tool.hwlint])")(command)
-    return click.option("--config", "config_file", type=click.Path(dir_okay=False),
-                        help="use this config file instead of the .hwlint.yaml or pyproject.toml found above the manifest")(command)
-
-
-def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = ()) -> Any:
-    import dataclasses
-
-    from linter.engine.rules import RuleLoadError, load_pack
-
-    try:
-        pack = load_pack(list(extra))
-    except RuleLoadError as exc:
-        for problem in exc.problems:
-            _error(f"hwlint: rule error: {problem}")
-        raise Exit(2) from None
-    if not catalogs:
-        return pack
-    _load_catalog(catalogs)
-    return dataclasses.replace(pack, catalog_folders=[Path(c) for c in catalogs])
-
-
-def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str]) -> Any:
-    """The rule pack a review under `config` uses: the config's rule and catalog folders
-    first, then the command line's. A select or ignore pattern of the config that names no
-    rule of that pack ends the command (exit 2), naming the config file, line and key."""
-    from linter.manifest.config import ConfigError, check_patterns
-
-    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
-    try:
-        check_patterns(config, [r.id for r in pack.rules], sorted({r.layer for r in pack.rules}))
-    except ConfigError as exc:
-        _error(f"hwlint: config error: {exc}")
-        raise Exit(2) from None
-    return pack
-
-
-def _load_catalog(catalogs: Sequence[str]) -> Any:
-    """The built-in catalog plus the team folders; a broken team file ends the command (exit 2)."""
-    from linter.manifest.catalog import CatalogError, load_catalog
-
-    try:
-        return load_catalog(tuple(str(c) for c in catalogs))
-    except CatalogError as exc:
-        for problem in exc.problems:
-            click.echo(f"hwlint: catalog error: {problem}", err=True)
-        raise Exit(2) from None
-
-
-CATALOG_OPTION = click.option("--catalog", "catalogs", multiple=True, type=click.Path(file_okay=False),
-                              help="a team catalog folder (*.yaml, same schema as catalog/; repeatable); its entries "
-                                   "add to the built-in ones and replace those of the same name")
-
-
-MACHINE_FORMATS = ("json", "sarif")  # JSON escapes every control character itself
-
-
-def _echo(text: str, err: bool = False, nl: bool = True) -> None:
-    """Print a human line: control characters visible, no line that starts a workflow command."""
-    from linter.report.escape import human
-
-    click.echo(human(text), err=err, nl=nl)
-
-
-def _error(message: str) -> None:
-    """One line on standard error; anything the user gave inside it cannot break it."""
-    from linter.report.escape import path
-
-    _echo(path(message), err=True)
-
-
-def _write(text: str, output: str | None, fmt: str = "text", colour: bool = False) -> None:
-    _stream(lambda out: out(text), output, fmt, colour)
-
-
-def _stream(produce: Any, output: str | None, fmt: str = "text", colour: bool = False) -> None:
-    """Run `produce(out)`, which hands the report to `out` in pieces (whole lines), into
-    --output (a file that is not a symbolic link) or stdout. Human formats are escaped
-    piece by piece (`linter.report.escape`), then coloured if asked."""
-    if fmt not in MACHINE_FORMATS:
-        from linter.report.escape import human, terminal
-
-        clean = terminal if fmt == "github" else human  # annotations are workflow commands
-        raw = produce
-        produce = lambda out: raw(lambda piece: out(clean(piece)))  # noqa: E731
-    if not output:
-        if colour:
-            from linter.report.text import paint
-
-            produce(lambda piece: click.echo(paint(piece), nl=False, color=True))
-        else:
-            produce(lambda piece: click.echo(piece, nl=False, color=False))
-        return
-    import os
-
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(output, flags, 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            produce(handle.write)
-    except OSError as exc:
-        _error(f"hwlint: cannot write {output}: {exc.strerror or exc}")
-        raise Exit(2) from None
-
-
-def use_colour(choice: str, stream: Any) -> bool:
-    """--color auto: colour on a terminal, unless NO_COLOR is set (https://no-color.org);
-    FORCE_COLOR (any value but 0) colours even when piped. always / never override both."""
-    import os
-
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
-        return True
-    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
-
-
-def manifest_files(paths: tuple[str, ...]) -> list[str]:
-    """FILES as given, with each directory replaced by the *.hw.yaml files under it (sorted,
-    hidden folders skipped); `-` stays `-` (standard input)."""
-    import os
-
-    out: list[str] = []
-    for given in paths:
-        if given != "-" and os.path.isdir(given):
-            found = []
-            for folder, subfolders, names in os.walk(given):
-                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d != "node_modules")
-                found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".hw.yaml")]
-            # a folder without manifests stays, to be reported as such (exit 2), like a missing file
-            out += sorted(found, key=lambda f: Path(f).parts) or [given]
-        else:
-            out.append(given)
-    if out.count("-") > 1:
-        raise click.UsageError("- (standard input) may be given once")
-    return out
-
-
-class Progress:
-    """`reviewed 120/600 files` on standard error, rewritten in place, for long runs on a
-    terminal; gone when the run ends, so the report is all that stays."""
-
-    MIN_FILES = 20
-
-    def __init__(self, total: int, enabled: bool):
-        import time
-
-        self.total, self.enabled, self.clock, self.shown = total, enabled and total >= self.MIN_FILES, time.monotonic, 0.0
-
-    def __call__(self, done: int) -> None:
-        if not self.enabled:
-            return
-        now = self.clock()
-        if done == self.total or now - self.shown >= 0.1:
-            self.shown = now
-            click.echo(f"\rhwlint: reviewed {done}/{self.total} files", nl=False, err=True)
-
-    def close(self) -> None:
-        if self.enabled:
-            click.echo("\r\033[K", nl=False, err=True)
-
-
-def _same_file(a: str, b: str) -> bool:
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
-
-
-def check_targets(paths: list[str | None], inputs: list[str], rule_dirs: Sequence[str] = ()) -> None:
-    """Reports never overwrite an input, never write through a symbolic link, and no two go to
-    one file: each is a usage error before anything is read or written."""
-    import os
-
-    from linter.report.escape import path as shown
-
-    named = [p for p in paths if p]
-    rule_files = [os.path.join(d, f) for d in rule_dirs if os.path.isdir(d) for f in os.listdir(d)]
-    for index, target in enumerate(named):
-        if os.path.islink(target):
-            raise click.UsageError(f"the report file {shown(target)} is a symbolic link; hwlint does not write "
-                                   "through links: name the file itself")
-        if os.path.exists(target) and not os.path.isfile(target):
-            raise click.UsageError(f"the report file {shown(target)} is not a regular file")
-        for other in named[:index]:
-            if _same_file(target, other):
-                raise click.UsageError(f"two reports would be written to {shown(target)}; give each its own file")
-        for given in [*inputs, *rule_files]:
-            if _same_file(target, given):
-                raise click.UsageError(f"the report file {shown(target)} is an input ({shown(given)}); "
-                                       "hwlint never writes a report over an input: choose another file")
-
-
-def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None,
-             inputs: Sequence[str] = (), rule_dirs: Sequence[str] = ()) -> list[tuple[str, str | None]]:
-    """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)]."""
-    from linter.report import TargetError, targets
-
-    try:
-        chosen = targets(formats, output)
-    except TargetError as exc:
-        raise click.UsageError(str(exc)) from None
-    for name, _ in chosen:
-        if allowed and name not in allowed:
-            raise click.UsageError(f"format {name} is not available here; choose from {', '.join(allowed)}")
-    check_targets([p for _, p in chosen] + ([output] if output and all(p != output for _, p in chosen) else []),
-                  list(inputs), rule_dirs)
-    return chosen
-
-
-def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any) -> list[Any]:
-    from linter.engine.changes import BaseError, against_ref
-
-    try:
-        return against_ref(reviews, ref, pack, tier, selected, config)
-    except BaseError as exc:
-        _error(f"hwlint: {exc}")
-        raise Exit(2) from None
-
-
-def exit_code(reviews: list[Any], fail_on: str) -> int:
-    if any(r.unreadable or r.rule_errors for r in reviews):
-        return 2
-    threshold = SEVERITY_RANK[fail_on]
-    failing = any(
-        res.status == "fail" and SEVERITY_RANK[res.severity] >= threshold for r in reviews for res in r.results
-    )
-    return 1 if failing else 0
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="hwlint")
-def cli() -> None:
-    """Review a GPU-cluster purchase manifest: do the parts fit each other and the plan?"""
-
-
-CHECK_FORMATS = ("text", "markdown", "json", "sarif", "github")
-DIFF_FORMATS = ("text", "markdown", "json")
-
-
-def format_help(names: tuple[str, ...]) -> str:
-    listed = ", ".join(names[:-1]) + " or " + names[-1]
-    example = "--format sarif:hwlint.sarif --format markdown:review.md" if "sarif" in names else "--format json:diff.json --format markdown:diff.md"
-    return f"{listed} (default text); repeat as FORMAT:PATH to write several reports in one run, e.g. {example}"
-
-
-def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> Any:
-    """The options that choose how manifests are reviewed (shared by check and diff)."""
-    options = [
-        click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one"),
-        click.option("--select", help="only these rule ids or prefixes, comma-separated (e.g. PWR,GPU001)"),
-        click.option("--ignore", help="skip these rule ids or prefixes, comma-separated"),
-        click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)"),
-        CATALOG_OPTION,
-        click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
-                     help="lowest severity that makes the exit code 1 (default: the config's fail_on, else error)"),
-        click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-                     help="write the report (each --format given without :PATH) to this file"),
-        click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=format_help(formats)),
-    ]
-    for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
-        command = option(command)
-    return config_options(command)
-
-
-@cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@review_options
-@click.option("--verbose", "-v", is_flag=True, help="text format: also show fixes, pending and waived rules")
-@click.option("--base", metavar="REF", help="also report what changed against each file's version at git revision REF")
-@click.option("--stdin-filename", metavar="PATH", help="the name to report a manifest read from standard input (-) by")
-@click.option("--exit-zero", is_flag=True, help="exit 0 even when rules fail (2 still means the review could not be done)")
-@click.option("--quiet", "-q", is_flag=True, help="text format: only the failing findings, no summaries, notes or progress")
-@click.option("--statistics", is_flag=True, help="text format: count the failures per rule instead of listing them")
-@click.option("--color", "colour", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it)")
-def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
-          ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, colour: str,
-          config_file: str | None, isolated: bool) -> None:
-    """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
-    - reads one manifest from standard input."""
-    from linter.engine.bulk import review_files
-    from linter.manifest.config import selection
-    from linter.report import write
-
-    paths = manifest_files(files)
-    outputs = _outputs(formats, output, inputs=[*files, *paths], rule_dirs=rule_dirs)
-    try:
-        stdin_name = stdin_filename or "-"
-        on_disk = [p for p in paths if p != "-"]
-        config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
-        pack = _pack_for(config, rule_dirs, catalogs)
-        _check_patterns(select, ignore, pack)
-        selected = selection(config, select, ignore)
-        progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
-        try:
-            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress, config=config))
-        finally:
-            progress.close()
-        reviews = [_review_stdin(stdin_name, pack, tier, selected, config) if p == "-" else next(reviewed) for p in paths]
-        changes = _changes(reviews, base, pack, tier, selected, config) if base is not None else None
-        for fmt, path in outputs:
-            _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
-                                      statistics=statistics),
-                    path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
-    except (Exit, Exception) as exc:
-        if isinstance(exc, Exit) and "reviews" in locals():
-            raise  # the reports are written; the exit code says the rest
-        # code scanning must hear that this run failed, not see an empty, successful one
-        from linter.report.sarif import failed
-
-        why = "the rule pack or the input could not be used (see the job log)" if isinstance(exc, Exit) else \
-            f"internal error: {type(exc).__name__}: {exc}"
-        for fmt, path in outputs:
-            if fmt == "sarif" and path:
-                _write(failed(f"hwlint could not review the manifests: {why}"), path, "sarif")
-        raise
-    code = exit_code(reviews, fail_on or config.fail_on or "error")
-    raise Exit(0 if exit_zero and code == 1 else code)
-
-
-def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None) -> Any:
-    from linter.engine.review import not_loaded, review_document
-    from linter.manifest.loader import MAX_BYTES, InputError, load_bytes
-
-    raw = sys.stdin.buffer.read(MAX_BYTES + 1)
-    try:
-        doc = load_bytes(raw, name)
-    except InputError as exc:
-        return not_loaded(name, exc)
-    return review_document(doc, pack, tier, selected, config)
-
-
-@cli.command("diff")
-@click.argument("old", type=click.Path())
-@click.argument("new", type=click.Path())
-@lambda command: review_options(command, DIFF_FORMATS)
-def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | None, tier: str | None,
-                 select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
-                 fail_on: str | None,
-                 config_file: str | None, isolated: bool) -> None:
-    """What changing manifest OLD into NEW does: findings introduced, resolved and still open
-    (matched by rule and manifest path, not line), and how the budget moves.
-
-    Formats: text, markdown, json. Exit 1 when NEW introduces a failure at the --fail-on level.
-    """
-    from linter.engine.changes import compare
-    from linter.report import render_diff
-    from linter.engine.review import review_file
-    from linter.manifest.config import selection
-
-    outputs = _outputs(formats, output, allowed=DIFF_FORMATS, inputs=(old, new), rule_dirs=rule_dirs)
-    config = _config([new], config_file, isolated)
-    pack = _pack_for(config, rule_dirs, catalogs)
-    _check_patterns(select, ignore, pack)
-    selected = selection(config, select, ignore)
-    before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config)
-    changes = compare(before, after, old)
-    for fmt, path in outputs:
-        _write(render_diff(fmt, changes, after, pack), path, fmt)
-    if after.unreadable or after.rule_errors:
-        raise Exit(2)
-    threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
-    raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in changes.introduced) else 0)
-
-
-@cli.group()
-def catalog() -> None:
-    """The parts the review knows, with their source and date."""
-
-
-_KIND_NAMES = {"gpus": "GPU", "nics": "NIC", "switches": "switch", "systems": "system"}
-
-
-@catalog.command("list")
-@CATALOG_OPTION
-@click.option("--kind", type=click.Choice(["gpus", "nics", "switches", "systems"]), help="only this kind of part")
-def catalog_list(catalogs: tuple[str, ...], kind: str | None) -> None:
-    """One line per entry: kind, name, vendor, document date, read on, where it comes from."""
-    parts = _load_catalog(catalogs)
-    for k in ("gpus", "nics", "switches", "systems"):
-        if kind and k != kind:
-            continue
-        for name in parts.names(k):
-            entry = getattr(parts, k)[name]
-            read = entry.get("read_on") or "-"
-            click.echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} as of {entry['as_of']}  "
-                       f"read {read:<10}  {entry.get('_origin', '')}")
-
-
-@catalog.command("show")
-@CATALOG_OPTION
-@click.argument("name")
-def catalog_show(catalogs: tuple[str, ...], name: str) -> None:
-    """Every value of one entry (by name, alias or ordering part number), with its source."""
-    from linter.manifest.validate import suggest
-
-    parts = _load_catalog(catalogs)
-    found = [(k, parts.find(k, name)) for k in ("gpus", "nics", "switches", "systems")]
-    found = [(k, e) for k, e in found if e]
-    if not found:
-        every = [n for k in ("gpus", "nics", "switches", "systems") for n in parts.names(k)]
-        hint = suggest(name, every, cutoff=0.4) or "; `hwlint catalog list` shows them all"
-        click.echo(f'hwlint: no catalog entry "{name}"{hint}', err=True)
-        raise Exit(2)
-    for kind, entry in found:
-        click.echo(_entry_text(kind, entry))
-
-
-def _entry_text(kind: str, entry: dict) -> str:
-    source = entry.get("source", {})
-    lines = [f"{entry['name']} ({_KIND_NAMES[kind]}, {entry.get('vendor', 'vendor not given')}; {entry.get('_origin', '')})"]
-    if entry.get("aliases"):
-        lines.append("  also named: " + ", ".join(entry["aliases"]))
-
-    def walk(value: Any, prefix: str) -> None:
-        if isinstance(value, dict):
-            for key, inner in value.items():
-                walk(inner, f"{prefix}.{key}" if prefix else key)
-        elif isinstance(value, list) and value and isinstance(value[0], dict):
-            for i, inner in enumerate(value):
-                walk(inner, f"{prefix}[{i}]")
-        else:
-            lines.append(f"  {prefix}: {', '.join(map(str, value)) if isinstance(value, list) else value}")
-
-    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "read_on", "notes", "vendor")
-          and not k.startswith("_")}, "")
-    title = ". ".join(str(source[k]) for k in ("title", "publisher", "year", "section") if source.get(k))
-    lines.append(f"  source: {title}" + (f" <{source['url']}>" if source.get("url") else ""))
-    lines.append(f"  document date (as_of): {entry['as_of']}" + (f"; read on {entry['read_on']}" if entry.get("read_on") else ""))
-    if entry.get("notes"):
-        lines.append(f"  notes: {entry['notes']}")
-    return "\n".join(lines)
-
-
-@cli.group()
-def rules() -> None:
-    """List, explain and test rules."""
-
-
-@rules.command("list")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
-def rules_list(rule_dirs: tuple[str, ...]) -> None:
-    """One line per rule: id, severity, tiers, title."""
-    pack = _load_pack(rule_dirs)
-    for rule in pack.rules:
-        tiers = "all tiers" if rule.spec.tiers == "all" else ",".join(rule.spec.tiers)
-        _echo(f"{rule.id}  {rule.spec.severity:<7}  {tiers:<40}  {rule.spec.title}")
-
-
-@rules.command("show")
-@click.argument("rule_id")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False))
-def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
-    """Explain one rule: what, why, example, fix, tiers, sources."""
-    from linter.report.docs import rule_text
-
-    pack = _load_pack(rule_dirs)
-    rule = pack.get(rule_id.upper())
-    if rule is None:
-        import difflib
-
-        close = difflib.get_close_matches(rule_id.upper(), [r.id for r in pack.rules], n=1)
-        hint = f"; did you mean {close[0]}?" if close else "; `hwlint rules list` shows them all"
-        _error(f"hwlint: no rule {rule_id}{hint}")
-        raise Exit(2)
-    _echo(rule_text(rule, pack))
-
-
-@rules.command("test")
-@click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False))
-def rules_test(folder: str | None) -> None:
-    """Run the rules' own pass/fail cases (the built-in pack, or the rules in FOLDER)."""
-    from linter.engine.casetest import run_pack
-
-    pack = _load_pack([folder] if folder else [])
-    outcomes = run_pack(pack, Path(folder) if folder else None)
-    for o in outcomes:
-        mark = "ok  " if o.ok else "FAIL"
-        detail = "" if o.ok else f": expected {o.expected}, got {o.actual} ({o.detail})"
-        _echo(f"{mark} {o.rule_id} {o.case}{detail}")
-    failed = sum(not o.ok for o in outcomes)
-    _echo(f"{len(outcomes) - failed} passed, {failed} failed")
-    raise Exit(1 if failed or not outcomes else 0)
-
-
-@cli.command()
-def schema() -> None:
-    """Print the manifest JSON Schema."""
-    from linter.paths import manifest_schema_path
-
-    click.echo(manifest_schema_path().read_text(encoding="utf-8"), nl=False)
-
-
-@cli.command()
-@click.argument("path", default="cluster.hw.yaml", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--force", is_flag=True, help="overwrite an existing file")
-def init(path: str, force: bool) -> None:
-    """Write a commented starter manifest to PATH (default cluster.hw.yaml; - for standard
-    output), and the manifest schema beside it as hwlint.schema.json, which the starter's
-    first line points editors to (hover help, completion, checks as you type)."""
-    from linter.paths import data_dir
-    from linter.schema import SCHEMA_ID
-
-    starter = (data_dir("templates") / "starter.hw.yaml").read_text(encoding="utf-8")
-    if path == "-":
-        click.echo(starter, nl=False)
-        click.echo(f"hwlint: the starter's first line points editors to {SCHEMA_ID} beside the manifest; "
-                   f"write it with: hwlint schema > {SCHEMA_ID}", err=True)
-        return
-    target = Path(path)
-    if target.is_symlink():
-        _error(f"hwlint: {path} is a symbolic link; hwlint does not write through links")
-        raise Exit(2)
-    if target.exists() and not force:
-        _error(f"hwlint: {path} exists; use --force to overwrite")
-        raise Exit(2)
-    schema_file = target.parent / SCHEMA_ID
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _write(starter, path, "json")
-        schema_note = _write_schema_beside(schema_file)
-    except OSError as exc:
-        _error(f"hwlint: cannot write {exc.filename or path}: {exc.strerror or exc}")
-        raise Exit(2) from None
-    _echo(f"wrote {shown(path)}{schema_note}; fill it in, then run: hwlint check {shown(path)}")
-
-
-def _write_schema_beside(schema_file: Path) -> str:
-    """Write (or refresh) hwlint's schema at `schema_file`; never replace someone else's file."""
-    import json
-
-    from linter.paths import manifest_schema_path
-    from linter.schema import SCHEMA_ID
-
-    text = manifest_schema_path().read_text(encoding="utf-8")
-    if schema_file.exists():
-        try:
-            ours = json.loads(schema_file.read_text(encoding="utf-8")).get("$id") == SCHEMA_ID
-        except (ValueError, AttributeError):
-            ours = False
-        if not ours:
-            click.echo(f"hwlint: note: {schema_file} exists and is not hwlint's schema; left as it is "
-                       f"(`hwlint schema > {schema_file}` replaces it)", err=True)
-            return ""
-        if schema_file.read_text(encoding="utf-8") == text:
-            return ""
-    schema_file.write_text(text, encoding="utf-8")
-    return f" and {schema_file} (for editors)"
-
-
-# --- checklist, sign-off and verify (linter/signoff/) -----------
-
-
-def _reviewed(file: str, pack: Any, tier: str | None = None, config: Any = None, on: Any = None) -> tuple[Any, Any]:
-    """Load and review one manifest; a manifest that cannot be reviewed ends the command (exit 2)."""
-    from linter.manifest.config import selection
-    from linter.manifest.loader import InputError, load_file
-    from linter.engine.review import review_document
-
-    try:
-        doc = load_file(file)
-    except InputError as exc:
-        _error(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}")
-        raise Exit(2) from None
-    selected = selection(config, None, None) if config is not None else None
-    review = review_document(doc, pack, tier, selected, config, on)
-    if review.file_findings:
-        for r in review.file_findings:
-            _error(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}")
-        _error(f"hwlint: {file} cannot be reviewed until these are fixed")
-        raise Exit(2)
-    return doc, review
-
-
-ROLE_WORDS = ("finance", "facilities", "technical-lead")
-
-
-@cli.command()
-@CATALOG_OPTION
-@click.argument("file", type=click.Path())
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the checklist to this file")
-@click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-@click.option("--role", type=click.Choice(ROLE_WORDS),
-              help="put this role's items and numbers first (finance: procurement; facilities: power and cooling; "
-                   "technical-lead: compute, network, storage)")
-@config_options
-def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], role: str | None,
-              config_file: str | None, isolated: bool) -> None:
-    """Write the sign-off checklist of manifest FILE: every rule as a Markdown task, grouped by
-    layer, with the sign-off table. Exit 0 when written, whatever the items say."""
-    from linter.signoff.checklist import render
-
-    check_targets([output], [file], rule_dirs)
-    config = _config([file], config_file, isolated)
-    pack = _pack_for(config, rule_dirs, catalogs)
-    doc, review = _reviewed(file, pack, tier, config)
-    _write(render(review, doc, pack, config=config, role=role), output, "markdown")
-    raise Exit(2 if review.rule_errors else 0)
-
-
-@cli.command()
-@CATALOG_OPTION
-@click.argument("file", type=click.Path())
-@click.option("--role", required=True, help='the role signing: one of the config\'s signoff.roles or the manifest\'s '
-              'policy.signoff_roles (default "technical lead", "facilities", "finance")')
-@click.option("--name", required=True, help="who signs")
-@click.option("--sign-key", type=click.Path(dir_okay=False), help="also sign with this SSH private key (ssh-keygen -Y sign)")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-@config_options
-def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
-            config_file: str | None, isolated: bool) -> None:
-    """Record ROLE's sign-off in manifest FILE, bound to its content, the rule pack and this
-    hwlint build. Only the signoffs: section of the file is rewritten."""
-    from linter.engine.review import today
-    from linter.engine.rules import pack_digest
-    from linter.signoff.records import SignoffError, blocking, record_signoff
-
-    config = _config([file], config_file, isolated)
-    pack = _pack_for(config, rule_dirs, catalogs)
-    _, review = _reviewed(file, pack, config=config)
-    try:
-        record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key, config)
-    except SignoffError as exc:
-        _error(f"hwlint: {exc}; {file} is unchanged")
-        raise Exit(2) from None
-    except OSError as exc:
-        _error(f"hwlint: cannot write {file}: {exc.strerror or exc}; {file} is unchanged")
-        raise Exit(2) from None
-    signed = ", with an SSH signature" if "signature" in record else ""
-    _echo(f"{shown(file)}: recorded the {role} sign-off by {name} on {record['date']}{signed} "
-          f"(manifest {record['manifest_digest'][:19]}…, rule pack {record['rule_pack_digest'][:19]}…, "
-          f"{record['tool']})")
-    remaining = len(blocking(review.results))
-    if remaining:
-        _echo(f"note: {remaining} failing result{'s are' if remaining != 1 else ' is'} not waived; "
-                   f"`hwlint verify {file}` will fail until they are fixed or waived", err=True)
-
-
-def _date(value: str | None) -> Any:
-    import datetime as dt
-
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date; give YYYY-MM-DD", param_hint="--as-of") from None
-
-
-@cli.command()
-@CATALOG_OPTION
-@click.argument("file", type=click.Path())
-@click.option("--allowed-signers", type=click.Path(exists=True, dir_okay=False),
-              help="also require a good SSH signature on every sign-off (ssh-keygen -Y verify; git's format); "
-                   "default: the config's signoff.allowed_signers")
-@click.option("--allow-pending", is_flag=True,
-              help="let error-severity rules that are still to confirm through (said in the output); never-skip "
-                   "rules (power and cooling headroom, checkpoint space, backup) must still be confirmed")
-@click.option("--as-of", "as_of", metavar="DATE",
-              help="judge date-dependent rules (quote and spec age, waiver expiry) as of DATE (YYYY-MM-DD), e.g. "
-                   "the signing date; what has gone stale since is still reported")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-@config_options
-def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
-           config_file: str | None, isolated: bool) -> None:
-    """Check the sign-offs recorded in manifest FILE: valid, stale (manifest, rule pack or
-    hwlint changed) or missing. Exit 0 only when every required role holds a valid
-    sign-off, no failing result remains unwaived, and no error-severity or never-skip rule
-    is still to confirm or deselected; 1 otherwise."""
-    from linter.engine.review import today
-    from linter.engine.rules import pack_digest
-    from linter.signoff.records import Rules, SignoffError, check, report
-
-    on = _date(as_of)
-    if on is not None and on > today():
-        raise click.BadParameter(f"{as_of} is in the future (today is {today()})", param_hint="--as-of")
-    config = _config([file], config_file, isolated)
-    pack = _pack_for(config, rule_dirs, catalogs)
-    doc, review = _reviewed(file, pack, config=config, on=on)
-    rules = Rules({r.id for r in pack.rules if r.spec.never_skip}, review.deselected, allow_pending)
-    try:
-        verdict = check(doc, pack_digest(pack), review.results, allowed_signers, config, rules)
-    except SignoffError as exc:
-        _error(f"hwlint: {exc}")
-        raise Exit(2) from None
-    if on is not None:
-        _, now = _reviewed(file, pack, config=config)
-        verdict.as_of = on.isoformat()
-        verdict.stale_since = _gone_stale(review, now)
-    if allow_pending or verdict.allowed_pending:
-        verdict.allow_pending = True
-    _echo(report(shown(file), verdict), nl=False)
-    raise Exit(0 if verdict.ok else 1)
-
-
-SIZE_HELP = """Work back from a training goal to a configuration that passes `hwlint check`.
-
-Give the goal as flags, or as a partial manifest DRAFT (its plan:, facility racks budget,
-procurement mode, node pools' GPU and policy: fill what the flags leave out). For every
-candidate GPU (default: the catalog's data-centre parts) the sizer searches tensor (within
-the NVLink domain), pipeline and data parallelism, ZeRO stage, recompute and micro-batch
-with the review's own memory and time facts, keeps the layouts that fit and meet the
-deadline with the fewest whole nodes, builds the fabric, storage, racks and power around
-them, and reviews the best ones with the rule pack. Exit 0: a configuration was found;
-1: none meets the goal; 2: usage error.
-"""
-
-
-@cli.command("size", help=SIZE_HELP)
-@click.argument("draft", required=False, type=click.Path())
-@click.option("--params", type=float, help="model parameters, billions")
-@click.option("--layers", type=int, help="transformer layers L")
-@click.option("--hidden", type=int, help="hidden size h")
-@click.option("--heads", type=int, help="attention heads a")
-@click.option("--seq", type=int, help="sequence length s, tokens")
-@click.option("--tokens", type=float, help="training tokens, billions")
-@click.option("--days", type=float, help="deadline: target duration of the run, days")
-@click.option("--goal", "goal_kind", type=click.Choice(["pretrain", "continued-pretrain", "finetune", "experiment"]))
-@click.option("--precision", type=click.Choice(["fp32", "tf32", "bf16", "fp16", "fp8"]), help="default bf16 (said in the output)")
-@click.option("--optimizer", type=click.Choice(["adam", "adamw", "sgd", "adafactor", "lion"]), help="default adamw (said in the output)")
-@click.option("--global-batch", type=int, help="sequences per optimizer step (caps micro-batch x data-parallel ranks)")
-@click.option("--dataset-tb", type=float, help="training data on disk, TB")
-@click.option("--dataset-tokens", type=float, help="tokens in the dataset, billions (with --dataset-tb: the read rate)")
-@click.option("--start-date", help="planned start, YYYY-MM-DD")
-@click.option("--gpu", "gpus", multiple=True, help="candidate catalog GPU (repeatable; default: every data-centre part)")
-@click.option("--max-gpus", type=int, help="at most this many GPUs")
-@click.option("--rack-kw", type=float, help="power budget of one rack, kW")
-@click.option("--facility-kw", type=float, help="IT capacity of the facility, kW")
-@click.option("--mode", type=click.Choice(["buy", "rent"]))
-@click.option("--prices", type=click.Path(dir_okay=False), help="price file: currency: and prices: [{item, purchase, rental_per_month, ...}] per node")
-@click.option("--policy", "policy_pairs", multiple=True, metavar="NAME=VALUE", help="override a rules/policy.yaml value (repeatable), e.g. mfu=0.35")
-@click.option("--tensor", type=int, help="fix the tensor-parallel degree (default: searched)")
-@click.option("--pipeline", type=int, help="fix the pipeline-parallel degree (default: searched)")
-@click.option("--zero", type=int, help="fix the ZeRO stage 0-3 (default: searched)")
-@click.option("--recompute", type=click.Choice(["none", "selective", "full"]), help="fix activation recompute (default: searched)")
-@click.option("--micro-batch", type=int, help="fix the micro-batch size (default: searched)")
-@click.option("--checkpoint-minutes", type=float, help="minutes between checkpoints (default 60, said in the output)")
-@click.option("--keep-checkpoints", type=int, help="full checkpoints kept on the checkpoint tier (default 2, said in the output)")
-@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="layouts shown per GPU model")
-@click.option("--choose", metavar="MODEL#N", help="the row --write writes (default: the best)")
-@click.option("--write", "write_to", type=click.Path(dir_okay=False), help="write the chosen row as a complete manifest")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
-def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...], policy_pairs: tuple[str, ...],
-                 prices: str | None, top: int, choose: str | None, write_to: str | None, fmt: str,
-                 rule_dirs: tuple[str, ...], **options: Any) -> None:
-    from linter.sizing.goal import GoalError, from_inputs, read_prices
-    from linter.sizing.sizer import size
-    from linter.sizing import report as size_report
-
-    pack = _load_pack(rule_dirs)
-    draft_data = None
-    if draft:
-        from linter.manifest.loader import InputError, load_file
-
-        try:
-            draft_data = load_file(draft).data
-        except InputError as exc:
-            click.echo(f"hwlint: {draft}:{exc.line}:{exc.column}: {exc.message}", err=True)
-            raise Exit(2) from None
-        if not isinstance(draft_data, dict):
-            raise click.UsageError(f"{draft}: a draft manifest is a mapping with a plan: section")
-    options.update(goal=goal_kind, gpus=list(gpus), policy=list(policy_pairs))
-    try:
-        goal = from_inputs(options, draft_data, draft, {k: v["default"] for k, v in pack.policy.items()})
-        if prices:
-            goal.prices = read_prices(prices)
-    except GoalError as exc:
-        raise click.UsageError(str(exc)) from None
-    result = size(goal, pack, top)
-    chosen = result.best
-    if choose:
-        chosen = next((r for r in result.rows if r.ident.lower() == choose.lower()), None)
-        if chosen is None:
-            known = ", ".join(r.ident for r in result.rows) or "none"
-            raise click.UsageError(f"--choose {choose}: no such row (rows: {known})")
-    _write(size_report.render(fmt, result), None)
-    if write_to:
-        if chosen is None:
-            click.echo("hwlint: nothing written: no configuration meets the goal", err=True)
-        else:
-            _write(size_report.manifest(chosen), write_to)
-            click.echo(f"wrote {write_to}: {chosen.ident}; check it with `hwlint check {write_to}`", err=True)
-    raise Exit(0 if result.best is not None else 1)
-
-
-def _gone_stale(then: Any, now: Any) -> list[str]:
-    """Rules that held (or were waived) on the --as-of date and fail today."""
-    from linter.results import one_line
-
-    before = {r.rule_id: r for r in then.results}
-    out = []
-    for r in now.results:
-        old = before.get(r.rule_id)
-        if r.status == "fail" and (old is None or old.status != "fail"):
-            out.append(f"{r.rule_id} {r.severity} {one_line(r.message)}")
-    return out
+from typing import Any, Callable, Sequence
+
+# check's flags the plain path takes, and the run_check argument each sets
+_CHECK_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose": "verbose",
+                "--exit-zero": "exit_zero", "--statistics": "statistics"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from linter.console import _error
+
     if os.environ.get("HWLINT_TODAY"):  # a usage error before any command runs, not an internal one
         from linter.engine.review import today
 
@@ -885,19 +33,88 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             _error(f"hwlint: {exc}")
             return 2
+    args = list(sys.argv[1:] if argv is None else argv)
+    plain = _plain(args)
+    if plain is not None:
+        return _run_plain(plain, argv)
+    from linter.commands import run
+
+    return run(argv)
+
+
+def _plain(args: list[str]) -> Callable[[], None] | None:
+    """The command, when `args` is one the plain path runs as click would; else None."""
+    from linter import console
+
+    if not all(_utf8(stream) for stream in (sys.stdout, sys.stderr)):
+        return None  # click re-wraps a stream that cannot write all text; leave that to it
+    if args == ["rules", "list"]:
+        return lambda: console.list_rules(())
+    if not args or args[0] != "check":
+        return None
+    files: list[str] = []
+    flags: dict[str, bool] = {}
+    for arg in args[1:]:
+        if arg in _CHECK_FLAGS:
+            flags[_CHECK_FLAGS[arg]] = True
+        elif arg.startswith("-"):  # every other option, `-`, `--`
+            return None
+        else:
+            files.append(arg)
+    if not files:
+        return None
+    return lambda: console.run_check(tuple(files), **flags)
+
+
+def _utf8(stream: Any) -> bool:
+    return stream is not None and str(getattr(stream, "encoding", "")).lower().replace("_", "-") in ("utf-8", "utf8")
+
+
+class _Unbroken:
+    """A stream whose flush ignores a closed pipe (the reader went away), as click leaves them."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def flush(self) -> None:
+        import errno
+
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _run_plain(command: Callable[[], None], argv: Sequence[str] | None) -> int:
+    import errno
+
+    from linter.console import Exit, _error, echo
+
     try:
-        cli.main(args=list(argv) if argv is not None else None, prog_name="hwlint", standalone_mode=False)
+        command()
     except Exit as done:
         return done.code
-    except click.exceptions.Abort:
-        click.echo("hwlint: aborted", err=True)
+    except (EOFError, KeyboardInterrupt):
+        echo(err=True)  # the blank line closes the terminal's ^C echo
+        echo("hwlint: aborted", err=True)
         return 2
-    except click.ClickException as exc:
-        exc.show()
-        return 2
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            _error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
+            return 2
+        sys.stdout, sys.stderr = _Unbroken(sys.stdout), _Unbroken(sys.stderr)
+        sys.exit(1)
     except Exception as exc:  # the last line of defence: never a traceback
+        click = sys.modules.get("click")
+        if click is not None and isinstance(exc, click.ClickException):
+            # a usage error comes before any output: let click word it, with the usage line
+            from linter.commands import run
+
+            return run(argv)
         _error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
         return 2
     return 0

@@ -139,3 +139,24 @@ def test_init_into_a_file_path_is_a_clear_error(hwlint, tmp_path):
 def test_console_script_in_a_subprocess():
     run = hwlint_process("check", "--format", "markdown", FLAWED)
     assert run.code == 1 and "## Findings" in run.out and run.err == ""
+
+
+def test_the_plain_path_and_click_give_the_same_output(capsys, tmp_path):
+    """A plain `check FILE...` and `rules list` skip click (linter.cli); click's own run of
+    the same command line (linter.commands.run) must print and exit exactly alike."""
+    from linter.cli import main
+    from linter.commands import run
+
+    missing = tmp_path / "nowhere.hw.yaml"
+    command_lines = [
+        ["check", GOOD], ["check", FLAWED, "-v"], ["check", FLAWED, GOOD, "--statistics"], ["check", "-q", FLAWED],
+        ["check", FLAWED, "--exit-zero"], ["check", missing], ["check", EXAMPLES], ["check", tmp_path], ["rules", "list"],
+    ]
+    for args in command_lines:
+        args = [str(a) for a in args]
+        plain_code = main(args)
+        plain = capsys.readouterr()
+        click_code = run(args)
+        clicked = capsys.readouterr()
+        assert (plain_code, plain.out, plain.err) == (click_code, clicked.out, clicked.err), args
+        assert plain.out or plain.err, args

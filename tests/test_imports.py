@@ -17,15 +17,15 @@ ONLY_FOR_ERRORS = ("pydantic", "jsonschema")
 PROBE = (
     "import json, sys\n"
     "from linter.cli import main\n"
-    "code = main(sys.argv[1:])\n"
-    f"print(json.dumps([m for m in {ONLY_FOR_ERRORS!r} if m in sys.modules]), file=sys.stderr)\n"
+    "code = main(sys.argv[2:])\n"
+    "print(json.dumps([m for m in sys.argv[1].split(',') if m in sys.modules]), file=sys.stderr)\n"
 )
 
 
-def imported(*args: object, cache) -> list[str]:
+def imported(*args: object, cache, watch: tuple[str, ...] = ONLY_FOR_ERRORS) -> list[str]:
     env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_CACHE_DIR": str(cache)}
-    proc = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", PROBE, ",".join(watch), *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=120)
     return json.loads(proc.stderr.strip().splitlines()[-1])
 
 
@@ -50,3 +50,12 @@ def test_an_invalid_manifest_brings_them_in_to_explain(warm, tmp_path):
     bad = tmp_path / "bad.hw.yaml"
     bad.write_text((EXAMPLES / "multi-node-pretrain.hw.yaml").read_text().replace("count: 32", "count: -3", 1))
     assert "jsonschema" in imported("check", bad, cache=warm)
+
+
+def test_a_plain_check_and_rules_list_run_without_click(warm):
+    """The commands a hook or an editor starts over and over skip click's import; options
+    beyond the plain ones still go through click."""
+    manifest = EXAMPLES / "multi-node-pretrain.hw.yaml"
+    assert imported("check", manifest, "-q", cache=warm, watch=("click",)) == []
+    assert imported("rules", "list", cache=warm, watch=("click",)) == []
+    assert imported("check", manifest, "--format", "json", cache=warm, watch=("click",)) == ["click"]

@@ -1,0 +1,387 @@
+"""The command line without click: output, exit codes, and `hwlint check` itself.
+
+`linter.cli.main` runs a plain `hwlint check FILE...` through here alone, so a check does
+not import click (about 15 ms of a 100 ms run); every other command line goes through
+click (`linter.commands`), which calls the same functions. `echo` writes as click.echo
+does (ANSI codes stripped unless colour is asked for or the stream is a terminal, flushed
+each time). A usage error is click's own UsageError, made only when one is raised.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # the sequences click.echo strips
+
+
+def echo(text: str = "", err: bool = False, nl: bool = True, color: bool | None = None) -> None:
+    """`text` to standard output (standard error with `err`), as click.echo writes it."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        return
+    if nl:
+        text += "\n"
+    if text and (not color if color is not None else not _isatty(stream)):
+        text = _ANSI.sub("", text)
+    if text:
+        stream.write(text)
+    stream.flush()
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except Exception:  # noqa: BLE001 - a closed or odd stream is no terminal
+        return False
+
+
+def usage_error(message: str) -> Exception:
+    """click's UsageError (shown with the command's usage line); click is imported only here."""
+    import click
+
+    return click.UsageError(message)
+
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+TIERS = ("single-gpu", "single-node", "multi-node", "large-cluster")
+
+
+class Exit(Exception):
+    def __init__(self, code: int):
+        self.code = code
+
+
+def _config(files: Sequence[str], config: str | None, isolated: bool) -> Any:
+    """The organisation config for `files` (see linter.manifest.config); a bad one ends the run."""
+    from linter.manifest.config import ConfigError, for_files
+
+    if config and isolated:
+        raise usage_error("--config and --isolated contradict each other; give one")
+    try:
+        return for_files(list(files), config, isolated)
+    except ConfigError as exc:
+        _error(f"hwlint: config error: {exc}")
+        raise Exit(2) from None
+
+
+def _ids(value: str | None) -> set[str]:
+    return {v.strip().upper() for v in (value or "").split(",") if v.strip()}
+
+
+def _check_patterns(select: str | None, ignore: str | None, pack: Any = None) -> Any:
+    """--select/--ignore (ids or prefixes) as a predicate on rule ids. With the pack given,
+    an id or prefix that names no rule is a usage error: a typo must not check nothing.
+    (The review itself uses linter.manifest.config.selection, which also says how a rule
+    was deselected.)"""
+    import re
+
+    chosen, dropped = _ids(select), _ids(ignore)
+    full_id = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")
+
+    def matches(rule_id: str, patterns: set[str]) -> bool:
+        return any(rule_id == p or (not full_id.match(p) and rule_id.startswith(p)) for p in patterns)
+
+    if pack is not None:
+        from linter.manifest.validate import suggest
+
+        ids = [r.id for r in pack.rules]
+        layers = sorted({r.layer for r in pack.rules})
+        for option, patterns in (("--select", chosen), ("--ignore", dropped)):
+            for pattern in sorted(patterns):
+                if not any(matches(i, {pattern}) for i in ids):
+                    hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
+                    raise usage_error(f'{option}: no rule is named "{pattern}"{hint} (`hwlint rules list` shows them all)')
+    return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
+
+
+def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = ()) -> Any:
+    import dataclasses
+
+    from linter.engine.rules import RuleLoadError, load_pack
+
+    try:
+        pack = load_pack(list(extra))
+    except RuleLoadError as exc:
+        for problem in exc.problems:
+            _error(f"hwlint: rule error: {problem}")
+        raise Exit(2) from None
+    if not catalogs:
+        return pack
+    _load_catalog(catalogs)
+    return dataclasses.replace(pack, catalog_folders=[Path(c) for c in catalogs])
+
+
+def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str]) -> Any:
+    """The rule pack a review under `config` uses: the config's rule and catalog folders
+    first, then the command line's. A select or ignore pattern of the config that names no
+    rule of that pack ends the command (exit 2), naming the config file, line and key."""
+    from linter.manifest.config import ConfigError, check_patterns
+
+    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+    try:
+        check_patterns(config, [r.id for r in pack.rules], sorted({r.layer for r in pack.rules}))
+    except ConfigError as exc:
+        _error(f"hwlint: config error: {exc}")
+        raise Exit(2) from None
+    return pack
+
+
+def _load_catalog(catalogs: Sequence[str]) -> Any:
+    """The built-in catalog plus the team folders; a broken team file ends the command (exit 2)."""
+    from linter.manifest.catalog import CatalogError, load_catalog
+
+    try:
+        return load_catalog(tuple(str(c) for c in catalogs))
+    except CatalogError as exc:
+        for problem in exc.problems:
+            echo(f"hwlint: catalog error: {problem}", err=True)
+        raise Exit(2) from None
+
+
+MACHINE_FORMATS = ("json", "sarif")  # JSON escapes every control character itself
+
+
+def _echo(text: str, err: bool = False, nl: bool = True) -> None:
+    """Print a human line: control characters visible, no line that starts a workflow command."""
+    from linter.report.escape import human
+
+    echo(human(text), err=err, nl=nl)
+
+
+def _error(message: str) -> None:
+    """One line on standard error; anything the user gave inside it cannot break it."""
+    from linter.report.escape import path
+
+    _echo(path(message), err=True)
+
+
+def _write(text: str, output: str | None, fmt: str = "text", colour: bool = False) -> None:
+    _stream(lambda out: out(text), output, fmt, colour)
+
+
+def _stream(produce: Any, output: str | None, fmt: str = "text", colour: bool = False) -> None:
+    """Run `produce(out)`, which hands the report to `out` in pieces (whole lines), into
+    --output (a file that is not a symbolic link) or stdout. Human formats are escaped
+    piece by piece (`linter.report.escape`), then coloured if asked."""
+    if fmt not in MACHINE_FORMATS:
+        from linter.report.escape import human, terminal
+
+        clean = terminal if fmt == "github" else human  # annotations are workflow commands
+        raw = produce
+        produce = lambda out: raw(lambda piece: out(clean(piece)))  # noqa: E731
+    if not output:
+        if colour:
+            from linter.report.text import paint
+
+            produce(lambda piece: echo(paint(piece), nl=False, color=True))
+        else:
+            produce(lambda piece: echo(piece, nl=False, color=False))
+        return
+    import os
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(output, flags, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            produce(handle.write)
+    except OSError as exc:
+        _error(f"hwlint: cannot write {output}: {exc.strerror or exc}")
+        raise Exit(2) from None
+
+
+def use_colour(choice: str, stream: Any) -> bool:
+    """--color auto: colour on a terminal, unless NO_COLOR is set (https://no-color.org);
+    FORCE_COLOR (any value but 0) colours even when piped. always / never override both."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
+
+
+def manifest_files(paths: tuple[str, ...]) -> list[str]:
+    """FILES as given, with each directory replaced by the *.hw.yaml files under it (sorted,
+    hidden folders skipped); `-` stays `-` (standard input)."""
+    import os
+
+    out: list[str] = []
+    for given in paths:
+        if given != "-" and os.path.isdir(given):
+            found = []
+            for folder, subfolders, names in os.walk(given):
+                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d != "node_modules")
+                found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".hw.yaml")]
+            # a folder without manifests stays, to be reported as such (exit 2), like a missing file
+            out += sorted(found, key=lambda f: Path(f).parts) or [given]
+        else:
+            out.append(given)
+    if out.count("-") > 1:
+        raise usage_error("- (standard input) may be given once")
+    return out
+
+
+class Progress:
+    """`reviewed 120/600 files` on standard error, rewritten in place, for long runs on a
+    terminal; gone when the run ends, so the report is all that stays."""
+
+    MIN_FILES = 20
+
+    def __init__(self, total: int, enabled: bool):
+        import time
+
+        self.total, self.enabled, self.clock, self.shown = total, enabled and total >= self.MIN_FILES, time.monotonic, 0.0
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        if done == self.total or now - self.shown >= 0.1:
+            self.shown = now
+            echo(f"\rhwlint: reviewed {done}/{self.total} files", nl=False, err=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            echo("\r\033[K", nl=False, err=True)
+
+
+def _same_file(a: str, b: str) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def check_targets(paths: list[str | None], inputs: list[str], rule_dirs: Sequence[str] = ()) -> None:
+    """Reports never overwrite an input, never write through a symbolic link, and no two go to
+    one file: each is a usage error before anything is read or written."""
+    import os
+
+    from linter.report.escape import path as shown
+
+    named = [p for p in paths if p]
+    rule_files = [os.path.join(d, f) for d in rule_dirs if os.path.isdir(d) for f in os.listdir(d)]
+    for index, target in enumerate(named):
+        if os.path.islink(target):
+            raise usage_error(f"the report file {shown(target)} is a symbolic link; hwlint does not write "
+                                   "through links: name the file itself")
+        if os.path.exists(target) and not os.path.isfile(target):
+            raise usage_error(f"the report file {shown(target)} is not a regular file")
+        for other in named[:index]:
+            if _same_file(target, other):
+                raise usage_error(f"two reports would be written to {shown(target)}; give each its own file")
+        for given in [*inputs, *rule_files]:
+            if _same_file(target, given):
+                raise usage_error(f"the report file {shown(target)} is an input ({shown(given)}); "
+                                       "hwlint never writes a report over an input: choose another file")
+
+
+def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None,
+             inputs: Sequence[str] = (), rule_dirs: Sequence[str] = ()) -> list[tuple[str, str | None]]:
+    """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)]."""
+    from linter.report import TargetError, targets
+
+    try:
+        chosen = targets(formats, output)
+    except TargetError as exc:
+        raise usage_error(str(exc)) from None
+    for name, _ in chosen:
+        if allowed and name not in allowed:
+            raise usage_error(f"format {name} is not available here; choose from {', '.join(allowed)}")
+    check_targets([p for _, p in chosen] + ([output] if output and all(p != output for _, p in chosen) else []),
+                  list(inputs), rule_dirs)
+    return chosen
+
+
+def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any) -> list[Any]:
+    from linter.engine.changes import BaseError, against_ref
+
+    try:
+        return against_ref(reviews, ref, pack, tier, selected, config)
+    except BaseError as exc:
+        _error(f"hwlint: {exc}")
+        raise Exit(2) from None
+
+
+def exit_code(reviews: list[Any], fail_on: str) -> int:
+    if any(r.unreadable or r.rule_errors for r in reviews):
+        return 2
+    threshold = SEVERITY_RANK[fail_on]
+    failing = any(
+        res.status == "fail" and SEVERITY_RANK[res.severity] >= threshold for r in reviews for res in r.results
+    )
+    return 1 if failing else 0
+
+
+def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str | None = None, tier: str | None = None,
+              select: str | None = None, ignore: str | None = None, rule_dirs: tuple[str, ...] = (),
+              catalogs: tuple[str, ...] = (), fail_on: str | None = None, verbose: bool = False, base: str | None = None,
+              stdin_filename: str | None = None, exit_zero: bool = False, quiet: bool = False, statistics: bool = False,
+              colour: str = "auto", config_file: str | None = None, isolated: bool = False) -> None:
+    """`hwlint check`: review FILES, write the reports, end with Exit(code)."""
+    from linter.engine.bulk import review_files
+    from linter.manifest.config import selection
+    from linter.report import write
+
+    paths = manifest_files(files)
+    outputs = _outputs(formats, output, inputs=[*files, *paths], rule_dirs=rule_dirs)
+    try:
+        stdin_name = stdin_filename or "-"
+        on_disk = [p for p in paths if p != "-"]
+        config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
+        pack = _pack_for(config, rule_dirs, catalogs)
+        _check_patterns(select, ignore, pack)
+        selected = selection(config, select, ignore)
+        progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
+        try:
+            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress, config=config))
+        finally:
+            progress.close()
+        reviews = [_review_stdin(stdin_name, pack, tier, selected, config) if p == "-" else next(reviewed) for p in paths]
+        changes = _changes(reviews, base, pack, tier, selected, config) if base is not None else None
+        for fmt, path in outputs:
+            _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
+                                      statistics=statistics),
+                    path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
+    except (Exit, Exception) as exc:
+        if isinstance(exc, Exit) and "reviews" in locals():
+            raise  # the reports are written; the exit code says the rest
+        # code scanning must hear that this run failed, not see an empty, successful one
+        from linter.report.sarif import failed
+
+        why = "the rule pack or the input could not be used (see the job log)" if isinstance(exc, Exit) else \
+            f"internal error: {type(exc).__name__}: {exc}"
+        for fmt, path in outputs:
+            if fmt == "sarif" and path:
+                _write(failed(f"hwlint could not review the manifests: {why}"), path, "sarif")
+        raise
+    code = exit_code(reviews, fail_on or config.fail_on or "error")
+    raise Exit(0 if exit_zero and code == 1 else code)
+
+
+def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None) -> Any:
+    from linter.engine.review import not_loaded, review_document
+    from linter.manifest.loader import MAX_BYTES, InputError, load_bytes
+
+    raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+    try:
+        doc = load_bytes(raw, name)
+    except InputError as exc:
+        return not_loaded(name, exc)
+    return review_document(doc, pack, tier, selected, config)
+
+
+def list_rules(rule_dirs: Sequence[str]) -> None:
+    """`hwlint rules list`: one line per rule: id, severity, tiers, title."""
+    pack = _load_pack(rule_dirs)
+    for rule in pack.rules:
+        tiers = "all tiers" if rule.spec.tiers == "all" else ",".join(rule.spec.tiers)
+        _echo(f"{rule.id}  {rule.spec.severity:<7}  {tiers:<40}  {rule.spec.title}")
