@@ -109,3 +109,11 @@ def test_storage_nics_beyond_the_storage_switch_ports_fail(hwlint, tmp_path):
     run = hwlint("check", path, "--select", "NET002")
     assert run.code == 1, run.out
     assert "The storage-eth storage fabric has 256 NIC ports on it but its switches have 128 ports." in run.out
+
+
+def test_the_budget_shows_the_storage_fabric_ports_too(hwlint, tmp_path):
+    text = PRETRAIN.replace("count: 2, rate_gbps: 400, kind: ethernet", "count: 8, rate_gbps: 400, kind: ethernet")
+    text = text.replace("{model: SN5600, role: single, count: 2,", "{model: SN5600, role: single, count: 1,")
+    markdown = hwlint("check", write(tmp_path, text), "--format", "markdown").out
+    row = next(r for r in markdown.splitlines() if r.startswith("| Switch ports (storage-eth)"))
+    assert row == "| Switch ports (storage-eth) | 256 | 128 | ❌ |", row

@@ -84,9 +84,12 @@ def rows(review: Review) -> list[BudgetRow]:
             "; ".join(have) or "not given",
             False if False in verdicts else (None if None in verdicts or not verdicts else True),
         ))
-    fabric = f["fabric"]
-    if fabric.get("present") and _known(fabric.get("ports_present"), fabric.get("ports_needed")) \
-            and "provider-fabric" not in review.conditions:
+    # every fabric the port checks judge (NET002/NET003): the compute fabric and storage fabrics with NICs on them
+    checked = f.get("fabrics", {}).get("leaf", {}).get("fabrics") if isinstance(f.get("fabrics"), dict) else None
+    fabrics = checked if checked is not None else ([f["fabric"]] if f["fabric"].get("present") else [])
+    for fabric in (fabrics if "provider-fabric" not in review.conditions else []):
+        if not _known(fabric.get("ports_present"), fabric.get("ports_needed")):
+            continue
         if "leaf_down_needed" in fabric:
             out.append(BudgetRow(
                 f"Leaf switch ports ({fabric['name']})",

@@ -49,7 +49,9 @@ def shown(value: Any, limit: int = 80) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return num(value)
-    if isinstance(value, list):
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        text = f"{len(value)} {'entry' if len(value) == 1 else 'entries'}: " + "; ".join(shown(v, limit) for v in value)
+    elif isinstance(value, list):
         text = "[" + ", ".join(shown(v, limit) for v in value) + "]"
     elif isinstance(value, dict):
         text = "{" + ", ".join(f"{k}: {shown(v, limit)}" for k, v in value.items()) + "}"
