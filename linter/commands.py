@@ -106,7 +106,7 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
 
     Formats: text, markdown, json. Exit 1 when NEW introduces a failure at the --fail-on level.
     """
-    from linter.engine.changes import compare
+    from linter.engine.changes import compare_documents, current, document_of
     from linter.report import render_diff
     from linter.engine.review import review_file
     from linter.manifest.config import selection
@@ -117,7 +117,8 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     _check_patterns(select, ignore, pack)
     selected = selection(config, select, ignore)
     before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config)
-    changes = compare(before, after, old)
+    docs = [document_of(current(r, {}), r.file) if r.digest else None for r in (before, after)]
+    changes = compare_documents(before, docs[0], after, docs[1], old, pack, tier, selected, config)
     for fmt, path in outputs:
         _write(render_diff(fmt, changes, after, pack), path, fmt)
     if after.unreadable or after.rule_errors:

@@ -301,11 +301,12 @@ def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, .
     return chosen
 
 
-def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any) -> list[Any]:
+def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any,
+             sources: dict[str, bytes] | None = None) -> list[Any]:
     from linter.engine.changes import BaseError, against_ref
 
     try:
-        return against_ref(reviews, ref, pack, tier, selected, config)
+        return against_ref(reviews, ref, pack, tier, selected, config, sources)
     except BaseError as exc:
         _error(f"hwlint: {exc}")
         raise Exit(2) from None
@@ -345,8 +346,10 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
             reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress, config=config))
         finally:
             progress.close()
-        reviews = [_review_stdin(stdin_name, pack, tier, selected, config) if p == "-" else next(reviewed) for p in paths]
-        changes = _changes(reviews, base, pack, tier, selected, config) if base is not None else None
+        read_in: dict[str, bytes] = {}  # standard input, by the name it is reported under
+        reviews = [_review_stdin(stdin_name, pack, tier, selected, config, read_in) if p == "-" else next(reviewed)
+                   for p in paths]
+        changes = _changes(reviews, base, pack, tier, selected, config, read_in) if base is not None else None
         for fmt, path in outputs:
             _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
                                       statistics=statistics),
@@ -367,11 +370,14 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
     raise Exit(0 if exit_zero and code == 1 else code)
 
 
-def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None) -> Any:
+def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None,
+                  read_in: dict[str, bytes] | None = None) -> Any:
     from linter.engine.review import not_loaded, review_document
     from linter.manifest.loader import MAX_BYTES, InputError, load_bytes
 
     raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+    if read_in is not None:
+        read_in[name] = raw
     try:
         doc = load_bytes(raw, name)
     except InputError as exc:

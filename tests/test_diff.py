@@ -215,3 +215,92 @@ def test_diff_json_validates_against_the_report_schema(hwlint, tmp_path):
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
     assert [e.message for e in Draft202012Validator(schema).iter_errors(doc)] == []
     assert doc["manifests"][0]["changes"]["resolved"]
+
+
+# --- what the reviewers changed: settings are not fixes ----------------------------------
+
+WAIVER = "  - rule: {rule}\n    reason: re-checked with the vendor\n    approver: lead@example.com\n    expires: {expires}\n"
+
+
+def test_a_relaxed_policy_is_a_setting_not_a_fix(hwlint, tmp_path):
+    relaxed = edited(tmp_path, FLAWED, "relaxed.hw.yaml", ("\noperations:", "\npolicy:\n  power_headroom_pct: 0\noperations:"))
+    code, changes = changes_of(hwlint, "diff", FLAWED, relaxed)
+    assert code == 0 and changes["resolved"] == []
+    assert [(f["rule_id"], f["status_now"]) for f in changes["not_fixed"]] == [("PWR001", "pass")]
+    assert "because power_headroom_pct went from 20 to 0" in changes["not_fixed"][0]["why"]
+    policy = [s for s in changes["settings"] if s["kind"] == "policy"]
+    assert policy == [{"kind": "policy", "rules": ["PWR001"],
+                       "text": "policy power_headroom_pct went from 20% (the default) to 0% (the manifest's)"}]
+    limit = next(d for d in changes["budget"] if d["key"] == "facility_limit_kw")
+    assert (limit["change"], limit["from_settings"]) == (12, 12)  # 60 kW less 20% -> 60 kW: no capacity was added
+    text = hwlint("diff", FLAWED, relaxed).out
+    assert "0 introduced, 0 resolved" in text and "1 no longer failing because of the settings" in text
+    assert "  setting: policy power_headroom_pct went from 20% (the default) to 0% (the manifest's) (moves PWR001)" in text
+    assert "  not fixed: PWR001 at facility.it_capacity_kw (now pass) because power_headroom_pct went from 20 to 0" in text
+    assert "budget: Usable facility power: 48 kW -> 60 kW (+12 kW, all of it from the settings, not the hardware)" in text
+    markdown = hwlint("diff", FLAWED, relaxed, "--format", "markdown").out
+    assert "### What the reviewers changed (settings, not fixes)" in markdown
+    assert "| PWR001 (error), now pass | facility.it\\_capacity\\_kw | because power\\_headroom\\_pct went from 20 to 0" in markdown
+
+
+def test_a_real_fix_beside_a_policy_change_is_still_a_fix(hwlint, tmp_path):
+    both = edited(tmp_path, FLAWED, "both.hw.yaml", ("\noperations:", "\npolicy:\n  power_headroom_pct: 0\noperations:"),
+                  ("it_capacity_kw: 60", "it_capacity_kw: 200"), ("precision: bf16", "precision: fp16"))
+    _, changes = changes_of(hwlint, "diff", FLAWED, both)
+    assert {f["rule_id"] for f in changes["resolved"]} >= {"PWR001", "GPU002"}  # both pass with the old headroom too
+    assert "PWR001" not in {f["rule_id"] for f in changes["not_fixed"]}
+    limit = next(d for d in changes["budget"] if d["key"] == "facility_limit_kw")
+    assert (limit["change"], limit["from_settings"]) == (152, 40)  # 48 -> 200 kW: 40 kW of it is the headroom
+
+
+def test_a_tier_change_says_how_many_rules_no_longer_apply(hwlint, tmp_path):
+    smaller = edited(tmp_path, FLAWED, "declared.hw.yaml", ("\noperations:", "\ntier: single-node\noperations:"))
+    _, changes = changes_of(hwlint, "diff", FLAWED, smaller)
+    (tier,) = [s for s in changes["settings"] if s["kind"] == "tier"]
+    found = re.match(r"tier changed from multi-node to single-node \(declared in the manifest.*\): (\d+) rules no longer apply \((.*)\)$",
+                     tier["text"])
+    assert found, tier["text"]
+    results = json.loads(hwlint("check", smaller, "--format", "json").out)["manifests"][0]["results"]
+    by_tier = [r["rule_id"] for r in results if r["status"] == "skipped" and r["reason"].startswith("applies at")]
+    assert int(found.group(1)) == len(by_tier) and found.group(2) == ", ".join(sorted(by_tier))
+    assert changes["resolved"] == [] and changes["not_fixed"]
+    assert all(f["status_now"] == "skipped" and "it does not apply at single-node" in f["why"] for f in changes["not_fixed"])
+    assert set(tier["rules"]) == {f["rule_id"] for f in changes["not_fixed"]}
+
+
+def test_new_extended_and_removed_waivers_are_settings_not_fixes(hwlint, tmp_path):
+    expired = edited(tmp_path, FLAWED, "old.hw.yaml", ("\noperations:", "\nwaivers:\n" + WAIVER.format(rule="GPU001", expires="2026-11-01")
+                                                       + WAIVER.format(rule="MEM001", expires="2027-01-31") + "operations:"))
+    extended = edited(tmp_path, FLAWED, "new.hw.yaml", ("\noperations:", "\nwaivers:\n" + WAIVER.format(rule="GPU001", expires="2027-06-01")
+                                                        + WAIVER.format(rule="LNK002", expires="2027-02-28") + "operations:"))
+    _, changes = changes_of(hwlint, "diff", expired, extended)
+    texts = sorted(s["text"] for s in changes["settings"] if s["kind"] == "waiver")
+    assert texts == ["new waiver for LNK002 until 2027-02-28, approved by lead@example.com: re-checked with the vendor",
+                     "waiver for GPU001 extended from 2026-11-01 to 2027-06-01",
+                     "waiver for MEM001 removed (it ran until 2027-01-31)"]
+    moved = {f["rule_id"]: (f["status_now"], f["why"]) for f in changes["not_fixed"]}
+    assert moved == {"GPU001": ("waived", "waived until 2027-06-01"), "LNK002": ("waived", "waived until 2027-02-28")}
+    assert "GPU001" not in {f["rule_id"] for f in changes["resolved"]}
+    assert "MEM001" in {f["rule_id"] for f in changes["introduced"]}  # its waiver is gone, so it fails again
+
+
+def test_deselected_rules_are_named_with_how(hwlint, tmp_path):
+    (tmp_path / ".hwlint.yaml").write_text("ignore: [BUY005]\n")
+    new = edited(tmp_path, FLAWED, "new.hw.yaml", ("precision: bf16", "precision: fp16"))
+    old = edited(tmp_path, FLAWED, "old.hw.yaml")
+    _, changes = changes_of(hwlint, "diff", old, new, "--ignore", "PWR")
+    deselected = {s["text"].split(" (")[0]: s["rules"] for s in changes["settings"] if s["kind"] == "deselected"}
+    (pwr,) = [v for k, v in deselected.items() if re.fullmatch(r"\d+ rules deselected by --ignore PWR", k)]
+    assert len(pwr) == len(re.findall(r"^\s*- id: PWR\d+", (ROOT / "rules" / "pwr.yaml").read_text(), re.M))
+    assert any(k.startswith("1 rule deselected by ignore BUY005 in ") for k in deselected), deselected
+    assert not {f["rule_id"] for f in changes["resolved"] + changes["not_fixed"]} & set(pwr)
+    assert "deselected by --ignore PWR" in hwlint("diff", old, new, "--ignore", "PWR").out
+    assert "**deselected**: " in hwlint("diff", old, new, "--ignore", "PWR", "--format", "markdown").out
+
+
+def test_base_ref_tells_a_policy_change_from_a_fix(hwlint, repo):
+    manifest = repo / "clusters" / "a.hw.yaml"
+    manifest.write_text(FLAWED.read_text().replace("\noperations:", "\npolicy:\n  power_headroom_pct: 0\noperations:"))
+    _, changes = changes_of(hwlint, "check", manifest, "--base", "HEAD")
+    assert changes["resolved"] == [] and [f["rule_id"] for f in changes["not_fixed"]] == ["PWR001"]
+    assert "setting: policy power_headroom_pct went from 20% (the default) to 0%" in hwlint("check", manifest, "--base", "HEAD").out

@@ -47,6 +47,7 @@ class Review:
     deselected: list[dict[str, str]] = field(default_factory=list)  # {rule_id, title, severity, how}
     config: str = ""  # the organisation config that governed the review, if any
     as_of: str = ""  # the date the review was judged at, when not today (verify --as-of)
+    waivers: list[dict[str, Any]] = field(default_factory=list)  # the manifest's waivers, as the review read them
 
     @property
     def file_findings(self) -> list[Result]:
@@ -208,6 +209,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
+    review.waivers = list(data.get("waivers", []))
     apply_waivers(review.results, doc, data.get("waivers", []), pack, on, policy.get("waiver_max_days", {}).get("value"))
     return review
 
