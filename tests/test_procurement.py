@@ -158,7 +158,7 @@ def test_a_price_change_shows_as_money_in_diff_and_json(hwlint, tmp_path):
     changes = json.loads(hwlint("diff", old, new, "--format", "json").out)["manifests"][0]["changes"]
     capex = next(d for d in changes["budget"] if d["key"] == "capex")
     assert capex == {"key": "capex", "label": "Capex (purchases)", "unit": "USD", "old": 14_700_000, "new": 16_200_000,
-                     "change": 1_500_000}
+                     "change": 1_500_000, "from_settings": None}  # none of it came from a policy or tier change
     later = manifest(tmp_path, None, ("lead_time_weeks: 12,", "lead_time_weeks: 14,"), name="later.hw.yaml")
     assert "budget: Ready to train (delivery, installation, burn-in): 2027-02-25 -> 2027-03-11 (+14 days)" \
         in hwlint("diff", old, later).out
