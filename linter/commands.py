@@ -43,7 +43,7 @@ def cli() -> None:
     """Review a GPU-cluster purchase manifest: do the parts fit each other and the plan?"""
 
 
-CHECK_FORMATS = ("text", "markdown", "json", "sarif", "github")
+CHECK_FORMATS = ("text", "markdown", "json", "sarif", "github", "comment")
 DIFF_FORMATS = ("text", "markdown", "json")
 
 
@@ -81,16 +81,19 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
 @click.option("--exit-zero", is_flag=True, help="exit 0 even when rules fail (2 still means the review could not be done)")
 @click.option("--quiet", "-q", is_flag=True, help="text format: only the failing findings, no summaries, notes or progress")
 @click.option("--statistics", is_flag=True, help="text format: count the failures per rule instead of listing them")
+@click.option("--max-chars", type=click.IntRange(min=0), metavar="N",
+              help="markdown format: cut the review to N characters as GitHub counts them (default 65,536 less 256 "
+                   "for a marker: one comment; 0: no limit); the comment format never exceeds GitHub's 65,536")
 @click.option("--color", "colour", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it)")
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
           ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, colour: str,
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, max_chars: int | None, colour: str,
           config_file: str | None, isolated: bool) -> None:
     """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
     - reads one manifest from standard input."""
     run_check(files, formats, output, tier, select, ignore, rule_dirs, catalogs, fail_on, verbose, base, stdin_filename,
-              exit_zero, quiet, statistics, colour, config_file, isolated)
+              exit_zero, quiet, statistics, colour, config_file, isolated, max_chars=max_chars)
 
 
 @cli.command("diff")

@@ -326,7 +326,8 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
               select: str | None = None, ignore: str | None = None, rule_dirs: tuple[str, ...] = (),
               catalogs: tuple[str, ...] = (), fail_on: str | None = None, verbose: bool = False, base: str | None = None,
               stdin_filename: str | None = None, exit_zero: bool = False, quiet: bool = False, statistics: bool = False,
-              colour: str = "auto", config_file: str | None = None, isolated: bool = False) -> None:
+              colour: str = "auto", config_file: str | None = None, isolated: bool = False,
+              max_chars: int | None = None) -> None:
     """`hwlint check`: review FILES, write the reports, end with Exit(code)."""
     from linter.engine.bulk import review_files
     from linter.manifest.config import selection
@@ -352,7 +353,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         changes = _changes(reviews, base, pack, tier, selected, config, read_in) if base is not None else None
         for fmt, path in outputs:
             _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
-                                      statistics=statistics),
+                                      statistics=statistics, max_chars=max_chars),
                     path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
     except (Exit, Exception) as exc:
         if isinstance(exc, Exit) and "reviews" in locals():

@@ -130,7 +130,12 @@ def test_review_step_reviews_tracked_manifests(project, tmp_path):
     assert proc.returncode == 0, proc.stderr  # the step reports; a later step decides to fail
     assert outputs["exit-code"] == "1"
     assert summary.count("# hwlint review:") == 2 and "deploy.yaml" not in summary
-    assert Path(outputs["review"]).read_text() == summary
+    assert Path(outputs["review"]).read_text() == summary  # the full review
+    comment = Path(outputs["comment"]).read_text()
+    assert comment.startswith("<!-- hwlint-review -->\n## hwlint: ❌ changes needed")
+    assert len(comment.encode("utf-16-le")) // 2 <= 65_536
+    assert sorted(p.name for p in Path(outputs["reports"]).iterdir()) == ["comment.md", "hwlint.json", "hwlint.sarif",
+                                                                          "review.md"]  # the artifact's files
     sarif = json.loads(Path(outputs["sarif"]).read_text())
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert "clusters/eu/bad.hw.yaml" in uris
@@ -153,7 +158,7 @@ def test_review_step_without_manifests(tmp_path):
     empty.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=empty, check=True)
     proc, outputs, summary = run_step("review", empty, tmp_path)
-    assert proc.returncode == 0 and outputs == {"review": "", "sarif": "", "exit-code": "0"}
+    assert proc.returncode == 0 and outputs == {"review": "", "comment": "", "sarif": "", "exit-code": "0"}
     assert "no manifests" in summary
 
 
@@ -190,7 +195,7 @@ def test_example_workflow_structure():
     assert set(review["with"]) <= set(load(ACTION)["inputs"])  # only inputs the action has
     assert "pull_request.base.sha" in review["with"]["base"]
     comment = next(s for s in steps if str(s.get("uses", "")).startswith("actions/github-script@"))
-    assert "steps.hwlint.outputs.review" in comment["env"]["REVIEW"] and "!cancelled()" in comment["if"]
+    assert "steps.hwlint.outputs.comment" in comment["env"]["COMMENT"] and "!cancelled()" in comment["if"]
     assert "steps.hwlint.outputs.exit-code" in steps[-1]["if"]
 
 
@@ -248,10 +253,10 @@ def run_comment_script(tmp_path, state: dict) -> list:
     (tmp_path / "script.js").write_text(comment["with"]["script"])
     (tmp_path / "state.json").write_text(json.dumps(state))
     (tmp_path / "harness.js").write_text(COMMENT_HARNESS)
-    review = tmp_path / "review.md"
-    review.write_text("# hwlint review: x\n")
+    review = tmp_path / "comment.md"
+    review.write_text("<!-- hwlint-review -->\n# hwlint review: x\n")
     proc = subprocess.run([node, str(tmp_path / "harness.js"), str(tmp_path / "script.js"), str(tmp_path / "state.json")],
-                          capture_output=True, text=True, env={**os.environ, "REVIEW": str(review)}, timeout=60)
+                          capture_output=True, text=True, env={**os.environ, "COMMENT": str(review)}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -274,3 +279,27 @@ def test_a_read_only_token_falls_back_to_the_job_summary(tmp_path):
 def test_one_run_per_pull_request_at_a_time():
     group = load(WORKFLOW)["concurrency"]
     assert "pull_request.number" in group["group"] and group["cancel-in-progress"] is True
+
+
+# --- every action pinned by commit --------------------------------------------------------
+
+PINNED_USES = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
+OWN = "your-org/hwlint@"  # hwlint itself, at the address the reader replaces (the workflow's comment says how to pin it)
+
+
+def uses_lines(path: Path) -> list[str]:
+    return [line.split("uses:", 1)[1].strip() for line in path.read_text().splitlines()
+            if re.match(r"^\s*(- )?uses:", line)]
+
+
+@pytest.mark.parametrize("path", [ACTION, *sorted((ROOT / "docs" / "workflows").glob("*.yml"))], ids=lambda p: p.name)
+def test_every_action_is_pinned_by_a_full_commit_sha_with_its_tag(path):
+    found = uses_lines(path)
+    assert found  # the pattern still sees the steps
+    parsed = [s["uses"] for s in (load(path).get("runs", {}).get("steps") or
+                                  [s for job in load(path).get("jobs", {}).values() for s in job["steps"]]) if "uses" in s]
+    assert len(parsed) == len(found)  # no `uses:` written in a form the line pattern misses
+    for value in found:
+        if value.startswith(OWN):
+            continue
+        assert PINNED_USES.match(value), f"{path.name}: {value} is not pinned as owner/action@<40-hex sha> # vX.Y.Z"

@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "json": "linter.report.json:render",
     "sarif": "linter.report.sarif:render",
     "github": "linter.report.github:render",
+    "comment": "linter.report.comment:render",
 }
 
 # What a reporter may ask for by naming it as a keyword parameter:
@@ -28,6 +29,7 @@ REGISTRY: dict[str, str] = {
 #   references  pack.references;  rule_count  len(pack.rules)
 #   verbose     --verbose;        changes     [linter.engine.changes.Changes] when --base was given, else None
 #   quiet       --quiet;          statistics  --statistics
+#   max_chars   --max-chars (None when not given)
 
 
 def reported(reviews: list[Any]) -> Iterator[Any]:
@@ -42,22 +44,23 @@ def reporter(name: str) -> Callable[..., str]:
 
 
 def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
-           quiet: bool = False, statistics: bool = False) -> str:
+           quiet: bool = False, statistics: bool = False, max_chars: int | None = None) -> str:
     """Render `reviews` in format `name`; with `changes`, text and Markdown gain the base diff."""
     parts: list[str] = []
-    write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics)
+    write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics, max_chars)
     return "".join(parts)
 
 
 def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], verbose: bool = False,
-          changes: list[Any] | None = None, quiet: bool = False, statistics: bool = False) -> None:
+          changes: list[Any] | None = None, quiet: bool = False, statistics: bool = False,
+          max_chars: int | None = None) -> None:
     """`render`, handed to `out` in pieces: a format whose module has `stream(reviews, write,
     **options)` (JSON, SARIF) writes one manifest or finding at a time, so a report of
     thousands of manifests is never held whole in memory."""
     function = reporter(name)
     offered = {
         "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
-        "verbose": verbose, "changes": changes, "quiet": quiet, "statistics": statistics,
+        "verbose": verbose, "changes": changes, "quiet": quiet, "statistics": statistics, "max_chars": max_chars,
     }
     wanted = inspect.signature(function).parameters
     options = {k: v for k, v in offered.items() if k in wanted}
@@ -69,10 +72,6 @@ def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], 
             after = diff.render_text(changes)
         else:
             before = diff.render_markdown(changes)
-            if "limit" in wanted:  # the whole comment, diff included, must still fit
-                from linter.report.fit import size
-
-                options["limit"] = max(0, wanted["limit"].default - size(before))
     streamed = getattr(import_module(REGISTRY[name].split(":")[0]), "stream", None)
     if before:
         out(before)

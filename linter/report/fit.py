@@ -8,7 +8,8 @@ and as many of its findings as fit, errors first, then warnings, infos and waive
 what is left out (those findings, the to-confirm, not-applicable and confirmed lists, and
 the assumption and catalog tables) is counted in a note under that manifest. The number kept is the largest that fits, found
 by bisection. Only if the summaries alone are too long is the text cut at a line, with a
-note saying how many manifests it covers.
+note saying how many manifests it covers. Every length is measured on the finished text
+(citations numbered, the sources list added).
 """
 
 from __future__ import annotations
@@ -40,10 +41,32 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT) -> str:
-    full = SEPARATOR.join(render(r, None) for r in reviews)
+def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT,
+        finish: Callable[[str], str] = lambda text: text) -> str:
+    """The reviews rendered within `limit`; `finish` completes a candidate text (numbers its
+    citations and adds the sources) and is what gets measured."""
+    full = finish(SEPARATOR.join(render(r, None) for r in reviews))
     if size(full) <= limit:
         return full
+    shortened = shorten(reviews, render, limit, finish)
+    if shortened is not None:
+        return shortened
+    return _cut(SEPARATOR.join(_brief(review, render, []) for review in reviews), len(reviews), limit, finish)
+
+
+def _brief(review: Review, render: Render, shown: list[Result]) -> str:
+    """The review with only `shown` of its results and no assumption or catalog tables, and a
+    note counting what is left out."""
+    ids = {id(r) for r in shown}
+    omitted = [r for r in review.results if id(r) not in ids]
+    brief = replace(review, policy={}, catalog=[], catalog_overrides=[])
+    return render(brief, shown) + (_note(omitted, len(review.results)) if omitted else "")
+
+
+def shorten(reviews: list[Review], render: Render, limit: int,
+            finish: Callable[[str], str] = lambda text: text) -> str | None:
+    """The reviews with every summary and as many failing and waived results as fit within
+    `limit` once finished; None when the summaries alone do not fit."""
     # every failing or waived result, most important first, across all manifests
     ranked = sorted(
         ((RANK.get((r.status, r.severity), 3), i, n, r) for i, review in enumerate(reviews)
@@ -53,21 +76,15 @@ def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT) -> st
 
     def attempt(keep: int) -> str:
         kept = {id(item[3]) for item in ranked[:keep]}
-        parts = []
-        for review in reviews:
-            shown = [r for r in review.results if id(r) in kept]
-            omitted = [r for r in review.results if id(r) not in kept]
-            brief = replace(review, policy={}, catalog=[], catalog_overrides=[])  # the assumption and catalog tables go too
-            parts.append(render(brief, shown) + (_note(omitted, len(review.results)) if omitted else ""))
-        return SEPARATOR.join(parts)
+        return SEPARATOR.join(_brief(review, render, [r for r in review.results if id(r) in kept]) for review in reviews)
 
     low, high = 0, len(ranked)  # attempt(low) is the best that fits, once it does
-    best = attempt(0)
+    best = finish(attempt(0))
     if size(best) > limit:
-        return _cut(best, len(reviews), limit)
+        return None
     while low < high:
         middle = (low + high + 1) // 2
-        text = attempt(middle)
+        text = finish(attempt(middle))
         if size(text) <= limit:
             low, best = middle, text
         else:
@@ -75,13 +92,21 @@ def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT) -> st
     return best
 
 
-def _cut(text: str, manifests: int, limit: int) -> str:
+def _cut(text: str, manifests: int, limit: int, finish: Callable[[str], str] = lambda text: text) -> str:
     note = (f"\n\n> **Cut to fit a GitHub comment:** the summaries of all {manifests} manifests do not fit; "
             "review fewer manifests at a time to see their findings.\n")
-    lines, used = [], size(note)
-    for line in text.splitlines(keepends=True):
-        used += size(line)
-        if used > limit:
-            break
-        lines.append(line)
-    return "".join(lines) + note if size(note) <= limit else ""
+    if size(note) > limit:
+        return ""
+    budget = limit
+    while budget > 0:  # what `finish` adds (the sources of what is kept) shrinks the room left
+        lines, used = [], size(note)
+        for line in text.splitlines(keepends=True):
+            used += size(line)
+            if used > budget:
+                break
+            lines.append(line)
+        done = finish("".join(lines) + note)
+        if size(done) <= limit:
+            return done
+        budget -= size(done) - limit
+    return note

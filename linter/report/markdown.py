@@ -7,6 +7,7 @@ must stay Markdown are wrapped in `Trusted`.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -16,7 +17,8 @@ from linter.paths import data_dir
 from linter.results import Result, layer_name, layer_rank
 from linter.engine.review import Review
 from linter.report import budget, fit, procurement
-from linter.report.escape import markdown
+from linter.report import changes as diff
+from linter.report.escape import human, markdown
 
 
 class Trusted(str):
@@ -64,22 +66,42 @@ ICONS = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
 class Footnotes:
-    """Numbers citations in order of first use."""
+    """The citations of one whole report, numbered once however many manifests it holds.
+
+    While the report is built, a citation is a placeholder `[^#i]` (i: the key's index here),
+    so that text rendered and then left out to fit a comment uses no number. `number` turns
+    the finished text's placeholders into 1, 2, ... in the order they first appear and adds
+    one Sources list with exactly one definition per number used. Nothing from a manifest can
+    forge a placeholder: the escaping writes every `[` from a manifest as `\\[`.
+    """
+
+    PLACEHOLDER = re.compile(r"(?<!\\)\[\^#(\d+)\]")
 
     def __init__(self, references: dict[str, dict[str, Any]]):
         self.references = references
-        self.order: list[str] = []
+        self.keys: list[str] = []
 
     def marks(self, keys: list[str]) -> Trusted:
         out = []
         for key in keys:
-            if key not in self.order:
-                self.order.append(key)
-            out.append(f"[^{self.order.index(key) + 1}]")
+            if key not in self.keys:
+                self.keys.append(key)
+            out.append(f"[^#{self.keys.index(key)}]")
         return Trusted("".join(out))
 
-    def entries(self) -> list[tuple[int, dict[str, Any]]]:
-        return [(i + 1, self.references.get(k, {"title": k})) for i, k in enumerate(self.order)]
+    def number(self, text: str) -> str:
+        """`text` with its citations numbered, and the Sources list after it."""
+        order: dict[int, int] = {}
+
+        def one(match: re.Match) -> str:
+            index = int(match.group(1))
+            return f"[^{order.setdefault(index, len(order) + 1)}]"
+
+        text = self.PLACEHOLDER.sub(one, text)
+        if not order:
+            return text
+        entries = [(n, self.references.get(self.keys[i], {"title": self.keys[i]})) for i, n in order.items()]
+        return text + environment().get_template("sources.md.j2").render(entries=entries)
 
 
 def verdict(review: Review) -> str:
@@ -105,9 +127,10 @@ def grouped(results: list[Result]) -> list[tuple[str, list[Result]]]:
 
 
 def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count: int,
-               shown: list[Result] | None = None) -> str:
-    """The review of one manifest; `shown` (see fit.py) limits it to those results."""
-    notes = Footnotes(references)
+               shown: list[Result] | None = None, notes: Footnotes | None = None) -> str:
+    """The review of one manifest; `shown` (see fit.py) limits it to those results. Its
+    citations are `notes` placeholders: `Footnotes.number` finishes the whole report."""
+    notes = notes if notes is not None else Footnotes(references)
     kept = None if shown is None else {id(r) for r in shown}
     by_status = lambda s: [r for r in review.results if r.status == s and (kept is None or id(r) in kept)]  # noqa: E731
     return environment().get_template("review.md.j2").render(
@@ -130,6 +153,21 @@ def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count
 
 
 def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0,
-           limit: int = fit.COMMENT_LIMIT) -> str:
-    """All reviews, cut to at most `limit` characters (a GitHub comment) as fit.py explains."""
-    return fit.fit(reviews, lambda review, shown: render_one(review, references or {}, rule_count, shown), limit)
+           changes: list[Any] | None = None, max_chars: int | None = None) -> str:
+    """All reviews, each led by what its change does when `changes` (--base) is given, with one
+    list of sources; cut to at most `max_chars` characters (default one GitHub comment, 0 no
+    limit) as fit.py explains."""
+    references = references or {}
+    notes = Footnotes(references)
+    by_file = {c.file: c for c in changes or []}
+
+    def one(review: Review, shown: list[Result] | None) -> str:
+        change = by_file.get(review.file)
+        lead = diff.render_markdown([change]) if change is not None else ""
+        return lead + render_one(review, references, rule_count, shown, notes)
+
+    finish = lambda text: human(notes.number(text))  # noqa: E731  (measured as it is written out)
+    limit = fit.COMMENT_LIMIT if max_chars is None else max_chars
+    if limit == 0:
+        return finish(fit.SEPARATOR.join(one(r, None) for r in reviews))
+    return fit.fit(reviews, one, limit, finish)
