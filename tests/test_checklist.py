@@ -94,10 +94,9 @@ def test_each_status_in_the_sources_words_with_what_backs_it(hwlint, tmp_path):
     assert set(by_words) == {"confirmed", "to confirm", "not applicable", "failing", "waived"}
 
     for match, details in by_words["confirmed"]:
-        # the values read (`path = value`), or the rule's own evidence in words, with numbers
-        assert match["box"] == "x" and all(d.startswith("Evidence: ") and (" = " in d or re.search(r"\d", d))
-                                           for d in details)
-    assert any(re.search(r" = \d", d) for _, ds in by_words["confirmed"] for d in ds)  # numbers, not just words
+        # the rule's own evidence, in words
+        assert match["box"] == "x" and len(details) == 1 and details[0].startswith("Evidence: ") and "facts." not in details[0]
+    assert any(re.search(r"\d+ (GB|TB|kW|Gb/s|days)\b", d) for _, ds in by_words["confirmed"] for d in ds)  # numbers with units
     for match, _ in by_words["not applicable"]:
         assert match["box"] == "x" and match["rest"].startswith(": applies ")
     for match, details in by_words["failing"]:
@@ -124,20 +123,88 @@ PRICE_RULE = """\
     cite: [seed-hardware-layers]
     at: facility
 """
+HINT = "    confirm: Ring the landlord for the tariff sheet.\n"
 RULES = ("rules:\n" + PRICE_RULE.format(id="BUY901")
-         + PRICE_RULE.format(id="BUY902") + "    confirm: Ring the landlord for the tariff sheet.\n")
+         + PRICE_RULE.format(id="BUY902").replace("electricity_price_per_kwh", "colocation_per_kw_month") + HINT
+         + PRICE_RULE.format(id="BUY903").replace("electricity_price_per_kwh", "colocation_per_kw_month")
+         + PRICE_RULE.format(id="BUY904") + HINT)
+POWER_BILL = "compute the power bill: take the price per kWh from the utility tariff or the colocation contract"
 
 
-def test_pending_actions_come_from_the_missing_fields_or_the_rules_hint(hwlint, tmp_path):
+def test_pending_actions_are_keyed_by_the_missing_field_not_by_the_rule(hwlint, tmp_path):
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "price.yaml").write_text(RULES)
     manifest = tmp_path / "m.hw.yaml"
     manifest.write_text(re.sub(r"\n *electricity_price_per_kwh: .*", "", FLAWED.read_text()))
     found = items(hwlint("checklist", manifest, "--rules", tmp_path / "rules").out)
-    derived, hinted = found["BUY901"][2], found["BUY902"][2]
-    assert derived == [r"Missing: facility.electricity\_price\_per\_kwh",
-                       "Action: compute the power bill: take the price per kWh from the utility tariff or the colocation contract"]
-    assert hinted[1] == "Action: Ring the landlord for the tariff sheet."
+    derived, hinted, area, own = (found[f"BUY90{i}"][2] for i in (1, 2, 3, 4))
+    assert derived == [r"Missing: facility.electricity\_price\_per\_kwh", f"Action: {POWER_BILL}"]
+    # a field with its own action keeps it, whatever the rule's hint says; the hint covers fields without one
+    assert own == derived
+    assert hinted == [r"Missing: facility.colocation\_per\_kw\_month", "Action: Ring the landlord for the tariff sheet."]
+    assert area == [r"Missing: facility.colocation\_per\_kw\_month",
+                    "Action: ask the facility (data centre) for its power capacity, rack budgets, circuits and cooling"]
+
+
+def test_every_field_action_names_a_manifest_field():
+    import yaml
+
+    from linter.manifest.model import Manifest
+
+    schema = Manifest.model_json_schema()
+
+    def exists(path: str) -> bool:
+        node = schema
+        for part in path.replace("[]", ".[]").split("."):
+            while "$ref" in node or "anyOf" in node:
+                node = schema["$defs"][node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else \
+                    next((n for n in node["anyOf"] if "$ref" in n or n.get("type") in ("object", "array")), node["anyOf"][0])
+            if part == "[]":
+                node = node.get("items", {})
+            else:
+                node = node.get("properties", {}).get(part)
+                if node is None:
+                    return False
+        return True
+
+    data = yaml.safe_load((ROOT / "rules" / "actions.yaml").read_text())
+    unknown = [e["field"] for kind in ("fields", "areas") for e in data[kind] if not exists(e["field"])]
+    assert unknown == []
+
+
+def test_every_rule_gives_its_evidence_in_words_and_no_checklist_shows_a_variable(hwlint, monkeypatch):
+    from linter.engine.rules import load_pack
+
+    assert [r.id for r in load_pack().rules if not (r.spec.evidence or "").strip()] == []
+    monkeypatch.chdir(ROOT)
+    for example in EXAMPLE_FILES:
+        text = hwlint("checklist", example.relative_to(ROOT)).out
+        assert "facts." not in text and "facts\\." not in text, example.name
+        for rule_id, (_, match, details) in items(text).items():
+            if match["words"] == "confirmed":
+                assert len(details) == 1 and details[0].startswith("Evidence: ") and len(details[0]) > 30, (example.name, rule_id, details)
+
+
+@pytest.mark.parametrize("role, layers, figures", [
+    ("finance", ["Procurement"], ["Capex (purchases)", "Payback against renting"]),
+    ("facilities", ["Power and cooling"], ["IT power at full load", "Usable facility power"]),
+    ("technical-lead", ["Compute cards", "Intra-node link", "Inter-node network", "Host memory and local disk", "Storage",
+                        "Operations"], ["GPUs", "Memory needed per GPU"]),
+])
+def test_checklist_role_puts_its_numbers_and_items_first(hwlint, role, layers, figures):
+    plain = hwlint("checklist", FLAWED).out
+    text = hwlint("checklist", FLAWED, "--role", role).out
+    assert "the numbers and the open items first" not in plain
+    section = text[text.index("## For "):text.index("| Layer | Confirmed")]
+    assert text.index("## For ") < text.index("| Layer | Confirmed")  # before everything else the checklist lists
+    for figure in figures:
+        assert re.search(rf"^\| {re.escape(figure)} \| [\d,.]+ ", section, re.M), section
+    opened = re.findall(r"^- \*\*([A-Z]+)\d{3}\*\* \(([^)]+)\)", section, re.M)
+    assert opened and {layer for _, layer in opened} <= set(layers)
+    headings = [line[3:] for line in text.splitlines() if line.startswith("## ") and not line.startswith("## For ")]
+    assert headings[:len(layers)] == layers
+    assert items(text).keys() == items(plain).keys()  # the same items, reordered
+    assert "Memory needed per GPU | 42.7 GB (estimate)" in hwlint("checklist", FLAWED, "--role", "technical-lead").out
 
 
 def signoff_table(text: str) -> list[list[str]]:

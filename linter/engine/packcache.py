@@ -39,7 +39,7 @@ from typing import Any, Callable
 # A rule file is checked against this size before it is parsed (the built-in ones are under
 # 25 kB; a 4 MB one took half a minute and gigabytes to load).
 MAX_RULE_BYTES = 500_000
-DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml")  # in rules/, not rule files
+DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml", "actions.yaml")  # in rules/, not rule files
 # Cached packs kept; the least recently used go when a new one is written. Every checkout,
 # version and --rules folder set has its own pack, so a few checkouts and team folders
 # (or several people sharing one account) would otherwise keep evicting each other's.

@@ -393,7 +393,9 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     if rule.evidence is not None:
                         try:  # evidence is a courtesy: a value it lacks must not turn a pass into pending
                             result.evidence = one_line(rule.evidence.render(**scope))
-                        except MissingData:
+                        except RuleTimeout:
+                            raise
+                        except Exception:  # noqa: BLE001 - MissingData, or a figure the words cannot format
                             result.evidence = ""
                     return result
                 result.status = "fail"

@@ -5,16 +5,17 @@ to confirm / not applicable), plus failing and waived, and what backs it up:
 
 | result  | box | shows                                                            |
 | ------- | --- | ---------------------------------------------------------------- |
-| pass    | [x] | confirmed, with the numbers the rule read (Result.facts)         |
+| pass    | [x] | confirmed, with the rule's evidence in words (its `evidence:`)   |
 | pending | [ ] | to confirm: the missing fields and the verifiable action to take |
 | skipped | [x] | not applicable, and why (tier or condition)                      |
 | fail    | [ ] | failing: severity, the gap in the manifest's numbers, the fix    |
 | waived  | [x] | waived: who approved it, why, until when                         |
 
-An unchecked box is work left before sign-off. The action for a pending item is the rule's
-`confirm:` hint, or is derived from where the missing fields live (`ACTIONS`): spec values
-are looked up on the spec page, quotes asked of the vendor, the power bill computed from
-the tariff. Rendered from templates/checklist.md.j2 with the Markdown review's
+An unchecked box is work left before sign-off. The action for a pending item is chosen per
+missing field from rules/actions.yaml: the field's own action (a UPS rating is asked of the
+facility, a server's maximum power read off its spec page), else the rule's `confirm:` hint,
+else the action of the area the field lies in. A confirmed item shows the rule's evidence in
+words. Rendered from templates/checklist.md.j2 with the Markdown review's
 environment, so every value from the manifest is escaped.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from linter import __version__
@@ -39,48 +41,52 @@ STATUS_WORDS = {
 }
 DONE = {"pass", "skipped", "waived"}
 
-# Where a missing value lives -> the verifiable action that finds it. First match wins;
-# `[]` stands for any list index.
-ACTIONS = (
-    ("facility.electricity_price_per_kwh", "compute the power bill: take the price per kWh from the utility tariff or the colocation contract"),
-    ("facility.pue", "compute the power bill: ask the facility for its measured PUE"),
-    ("facility", "ask the facility (data centre) for its power capacity, rack budgets, circuits and cooling"),
-    ("node_pools[].gpu", "look up the GPU's spec page (datasheet), or name a catalog model"),
-    ("node_pools[].system", "look up the server's spec page, or name a catalog system"),
-    ("node_pools[].intra_node_link", "look up the server's spec page for its GPU interconnect"),
-    ("node_pools[].max_power_kw", "look up the server's spec page for its maximum power draw"),
-    ("node_pools[].nics", "ask the server vendor which network cards the quote includes, and their rate"),
-    ("node_pools", "ask the server vendor for the configuration the quote covers"),
-    ("network", "ask the network vendor for switch models, counts and port rates, and the topology"),
-    ("storage", "ask the storage vendor for capacity and measured throughput; write down the checkpoint and backup plan"),
-    ("procurement", "ask the vendor for a dated quote with price and lead time"),
-    ("plan", "settle it with the training lead and write it into the plan"),
-    ("operations", "name who runs monitoring, failure recovery, spares and burn-in, and write it down"),
-    ("policy", "agree the threshold within the team"),
-)
 FALLBACK_ACTION = "find the value and add it to the manifest"
 _INDEX = re.compile(r"\[\d+\]")
-_POINTER = re.compile(r"^[a-z_]+(\.[a-z_]+)*\[\d+\]")  # a value that is a manifest path, not evidence
+
+
+@lru_cache(maxsize=1)
+def actions() -> dict[str, list[tuple[str, str]]]:
+    """rules/actions.yaml: {"fields": [(path, action)], "areas": [(prefix, action)]}, `[]` for any index."""
+    from linter.manifest.loader import load_file
+    from linter.paths import data_dir
+
+    data = load_file(str(data_dir("rules") / "actions.yaml")).data
+    return {kind: [(entry["field"], entry["action"]) for entry in data[kind]] for kind in ("fields", "areas")}
+
+
+def field_action(path: str) -> str | None:
+    """The action rules/actions.yaml gives for this very field, if any."""
+    generic = _INDEX.sub("[]", path)
+    return next((action for field, action in actions()["fields"] if generic == field), None)
 
 
 def action_for(path: str) -> str:
+    """The action for a missing field: its own, else its area's, else the fallback."""
+    own = field_action(path)
+    if own:
+        return own
     generic = _INDEX.sub("[]", path)
-    for prefix, action in ACTIONS:
+    for prefix, action in actions()["areas"]:
         if generic == prefix or generic.startswith((prefix + ".", prefix + "[")):
             return action
     return FALLBACK_ACTION
 
 
 def evidence(facts: dict[str, Any]) -> list[str]:
-    """`path = value` for what a rule read; list items merged, pointers left out."""
+    """`field = value` for the manifest fields a rule read (derived `facts.` values are left
+    out: a reader sees the manifest's own words); list items merged, pointers left out."""
     merged: dict[str, list[str]] = {}
     for key, value in facts.items():
-        if isinstance(value, str) and _POINTER.match(value):
+        if key.startswith("facts.") or (isinstance(value, str) and _POINTER.match(value)):
             continue
         shown = str(value).lower() if isinstance(value, bool) else num(value, 2)
         base = key[: key.rindex("[")] if key.endswith("]") else key
         merged.setdefault(base, []).append(shown)
     return [f"{key} = {', '.join(values)}" for key, values in merged.items()]
+
+
+_POINTER = re.compile(r"^[a-z_]+(\.[a-z_]+)*\[\d+\]")  # a value that is a manifest path, not evidence
 
 
 @dataclass
@@ -131,14 +137,13 @@ def _to_confirm(result: Result, pack: RulePack) -> list[tuple[str, str]]:
         return [("Why", result.reason), ("Action", "report it to the rule's author")]
     details = [("Missing", ", ".join(result.missing))]
     rule = pack.get(result.rule_id)
-    hint = rule.spec.confirm if rule is not None else None
-    if hint:
-        return details + [("Action", one_line(hint))]
-    actions: dict[str, list[str]] = {}
-    for path in result.missing:
-        actions.setdefault(action_for(path), []).append(path)
-    return details + [("Action", action if len(actions) == 1 else f"{action} ({', '.join(paths)})")
-                      for action, paths in actions.items()]
+    hint = one_line(rule.spec.confirm) if rule is not None and rule.spec.confirm else None
+    by_action: dict[str, list[str]] = {}
+    for path in result.missing:  # each field's own action; a rule's hint only for fields that have none
+        action = field_action(path) or hint or action_for(path)
+        by_action.setdefault(action, []).append(path)
+    return details + [("Action", action if len(by_action) == 1 else f"{action} ({', '.join(paths)})")
+                      for action, paths in by_action.items()]
 
 
 def waiver_rows(doc: Document, results: list[Result]) -> list[dict[str, str]]:
@@ -170,10 +175,49 @@ def signoff_rows(doc: Document, review: Review, pack_sha: str, config: Any = Non
     return rows
 
 
+# What each --role reads first: its layers (in this order, before the others) and its budget
+# figures (keys of linter.engine.changes.BUDGET).
+ROLES = {
+    "finance": (("BUY",), ("capex", "opex_per_month", "rent_per_month", "payback_months", "ready_date")),
+    "facilities": (("PWR",), ("it_power_kw", "facility_limit_kw")),
+    "technical-lead": (("GPU", "LNK", "NET", "MEM", "STO", "OPS"),
+                       ("gpus", "compute_nodes", "memory_per_gpu_gb", "usable_memory_per_gpu_gb",
+                        "switch_ports_needed", "switch_ports_present")),
+}
+ROLE_TITLES = {"finance": "finance", "facilities": "facilities", "technical-lead": "the technical lead"}
+
+
+def role_numbers(review: Review, role: str) -> list[tuple[str, str]]:
+    """(label, figure with its unit) of the role's budget figures; unknown ones say so, and
+    estimates say "estimate"."""
+    from linter.engine.changes import BUDGET, budget_figures, currency
+
+    figures = budget_figures(review)
+    money = currency(review) or ""
+    power = review.facts.get("power") if isinstance(review.facts.get("power"), dict) else {}
+    estimated = {"memory_per_gpu_gb"} | ({"it_power_kw"} if power.get("estimates") else set())
+    rows = []
+    for key, label, unit, _ in BUDGET:
+        if key not in ROLES[role][1]:
+            continue
+        value = figures.get(key)
+        if value is None:
+            shown = "unknown: the manifest does not give enough to work it out"
+        elif unit == "date":
+            shown = str(value)
+        else:
+            shown = f"{num(value)}{' ' + (money if unit == 'money' else unit) if (money if unit == 'money' else unit) else ''}"
+        rows.append((label, shown + (" (estimate)" if key in estimated and value is not None else "")))
+    return sorted(rows, key=lambda row: ROLES[role][1].index(next(k for k, lab, _, _ in BUDGET if lab == row[0])))
+
+
 def render(review: Review, doc: Document, pack: RulePack, config: Any = None, role: str | None = None) -> str:
     rule_results = [r for r in review.results if r.layer not in RESERVED_LAYERS]
     items = [item(r, pack) for r in rule_results] + [deselected_item(d) for d in review.deselected]
     layers = sorted(set(RULE_LAYERS) | {layer_of(i.rule_id) for i in items}, key=layer_rank)  # a team's own after the built-in
+    if role:  # the role's layers first, in its order; the rest as they were
+        first = ROLES[role][0]
+        layers = [l for l in first if l in layers] + [l for l in layers if l not in first]
     by_layer = {layer: sorted((i for i in items if layer_of(i.rule_id) == layer), key=lambda i: i.rule_id)
                 for layer in layers}
     counts = {s: sum(r.status == s for r in rule_results) for s in STATUS_WORDS}
@@ -193,4 +237,7 @@ def render(review: Review, doc: Document, pack: RulePack, config: Any = None, ro
         deselected=len(review.deselected),
         waivers=waiver_rows(doc, review.results),
         signoffs=signoff_rows(doc, review, pack_sha, config),
+        role=ROLE_TITLES.get(role or ""),
+        role_numbers=role_numbers(review, role) if role else [],
+        role_open=[(layer_name(l), i) for l in (ROLES[role][0] if role else ()) for i in by_layer.get(l, []) if not i.done],
     )
