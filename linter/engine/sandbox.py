@@ -283,7 +283,9 @@ class BoundedTemplate(Template):
     """A template whose rendering stops at MAX_TEXT characters and TIME_BUDGET seconds."""
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        with time_budget():  # inside a running budget (a message rendered by a rule) this adds none
+        if _budget.armed:  # inside a running budget (a rule's message): no budget of its own
+            return self._render(dict(*args, **kwargs))
+        with time_budget():
             return self._render(dict(*args, **kwargs))
 
     def _render(self, variables: dict) -> str:
@@ -301,6 +303,8 @@ class BoundedExpression(TemplateExpression):
     """An expression that stops after TIME_BUDGET seconds."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _budget.armed:  # inside a running budget (the rule's): no budget of its own
+            return super().__call__(*args, **kwargs)
         with time_budget():
             return super().__call__(*args, **kwargs)
 

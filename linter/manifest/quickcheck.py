@@ -16,6 +16,7 @@ both directions on generated and mutated manifests.
 
 from __future__ import annotations
 
+import operator
 import re
 from typing import Any, Callable
 
@@ -32,10 +33,34 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "boolean": lambda v: type(v) is bool,
     "null": lambda v: v is None,
 }
+# the same tests as type sets: `type(value) in` the union of a list of types
+_KINDS = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int,), "number": (int, float),
+          "boolean": (bool,), "null": (type(None),)}
 
 
 def _never(value: Any) -> bool:
     return False
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _every(checks: list[Check]) -> Check:
+    """All of `checks`, in order (plain loops: this runs some 500 times per manifest)."""
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    tests = tuple(checks)
+
+    def check(value: Any) -> bool:
+        for test in tests:
+            if not test(value):
+                return False
+        return True
+
+    return check
 
 
 def compile_schema(schema: dict[str, Any]) -> Check:
@@ -55,12 +80,7 @@ def compile_schema(schema: dict[str, Any]) -> Check:
         unknown = set(node) - _IGNORED - _BUILDERS.keys()
         if unknown:
             return _never
-        checks = [_BUILDERS[key](node, build, ref) for key in node if key in _BUILDERS]
-        if not checks:
-            return lambda value: True
-        if len(checks) == 1:
-            return checks[0]
-        return lambda value: all(check(value) for check in checks)
+        return _every([_BUILDERS[key](node, build, ref) for key in node if key in _BUILDERS])
 
     for name, node in defs.items():
         compiled[name] = build(node)
@@ -78,8 +98,10 @@ def _type(node: dict, build: Any, ref: Any) -> Check:
     kinds = node["type"] if isinstance(node["type"], list) else [node["type"]]
     if any(k not in _TYPES for k in kinds):
         return _never
-    tests = [_TYPES[k] for k in kinds]
-    return lambda value: any(test(value) for test in tests)
+    if len(kinds) == 1:
+        return _TYPES[kinds[0]]
+    allowed = frozenset(t for k in kinds for t in _KINDS[k])
+    return lambda value: type(value) in allowed
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -88,7 +110,18 @@ def _same(a: Any, b: Any) -> bool:
 
 def _enum(node: dict, build: Any, ref: Any) -> Check:
     options = list(node["enum"])
-    return lambda value: any(_same(value, option) for option in options)
+    try:
+        keyed = frozenset((type(option), option) for option in options)  # (type, value): 1, 1.0, True differ
+    except TypeError:  # a list or mapping among the options: compare one by one
+        return lambda value: any(_same(value, option) for option in options)
+
+    def check(value: Any) -> bool:
+        try:
+            return (type(value), value) in keyed
+        except TypeError:  # unhashable: no option (all hashable) has its type
+            return False
+
+    return check
 
 
 def _const(node: dict, build: Any, ref: Any) -> Check:
@@ -98,47 +131,79 @@ def _const(node: dict, build: Any, ref: Any) -> Check:
 
 def _properties(node: dict, build: Any, ref: Any) -> Check:
     checks = {key: build(sub) for key, sub in node["properties"].items()}
-    return lambda value: type(value) is not dict or all(key not in value or check(value[key]) for key, check in checks.items())
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return True
+        for key, item in value.items():  # the keys given; a schema key not given has nothing to check
+            test = checks.get(key)
+            if test is not None and not test(item):
+                return False
+        return True
+
+    return check
 
 
 def _additional(node: dict, build: Any, ref: Any) -> Check:
     known = set(node.get("properties", {}))
     extra = node["additionalProperties"]
     if extra is True:
-        return lambda value: True
+        return _always
     if extra is False:
         return lambda value: type(value) is not dict or known.issuperset(value)
-    check = build(extra)
-    return lambda value: type(value) is not dict or all(check(v) for k, v in value.items() if k not in known)
+    test = build(extra)
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return True
+        for key, item in value.items():
+            if key not in known and not test(item):
+                return False
+        return True
+
+    return check
 
 
 def _required(node: dict, build: Any, ref: Any) -> Check:
-    keys = list(node["required"])
-    return lambda value: type(value) is not dict or all(key in value for key in keys)
+    keys = frozenset(node["required"])
+    return lambda value: type(value) is not dict or keys <= value.keys()
 
 
 def _items(node: dict, build: Any, ref: Any) -> Check:
     if not isinstance(node["items"], dict):
         return _never
-    check = build(node["items"])
-    return lambda value: type(value) is not list or all(check(item) for item in value)
+    test = build(node["items"])
+
+    def check(value: Any) -> bool:
+        if type(value) is not list:
+            return True
+        for item in value:
+            if not test(item):
+                return False
+        return True
+
+    return check
 
 
 def _any_of(node: dict, build: Any, ref: Any) -> Check:
-    options = [build(option) for option in node["anyOf"]]
-    return lambda value: any(option(value) for option in options)
+    options = tuple(build(option) for option in node["anyOf"])
+
+    def check(value: Any) -> bool:
+        for option in options:
+            if option(value):
+                return True
+        return False
+
+    return check
 
 
-def _limit(key: str, holds: Callable[[Any, Any], bool], applies: Callable[[Any], bool]) -> Callable[..., Check]:
+def _limit(key: str, holds: Callable[[Any, Any], bool], kinds: tuple[type, ...]) -> Callable[..., Check]:
+    """`holds(value, limit)` for a value of exactly one of `kinds` (a bool is no number here)."""
     def builder(node: dict, build: Any, ref: Any) -> Check:
         limit = node[key]
-        return lambda value: not applies(value) or holds(value, limit)
+        return lambda value: type(value) not in kinds or holds(value, limit)
 
     return builder
-
-
-def _is_number(value: Any) -> bool:
-    return type(value) in (int, float)
 
 
 def _pattern(node: dict, build: Any, ref: Any) -> Check:
@@ -146,6 +211,7 @@ def _pattern(node: dict, build: Any, ref: Any) -> Check:
     return lambda value: type(value) is not str or pattern.search(value) is not None
 
 
+_NUMBER = (int, float)
 _BUILDERS: dict[str, Callable[..., Check]] = {
     "$ref": _ref,
     "type": _type,
@@ -157,12 +223,12 @@ _BUILDERS: dict[str, Callable[..., Check]] = {
     "items": _items,
     "anyOf": _any_of,
     "pattern": _pattern,
-    "minimum": _limit("minimum", lambda v, x: v >= x, _is_number),
-    "maximum": _limit("maximum", lambda v, x: v <= x, _is_number),
-    "exclusiveMinimum": _limit("exclusiveMinimum", lambda v, x: v > x, _is_number),
-    "exclusiveMaximum": _limit("exclusiveMaximum", lambda v, x: v < x, _is_number),
-    "minLength": _limit("minLength", lambda v, x: len(v) >= x, lambda v: type(v) is str),
-    "maxLength": _limit("maxLength", lambda v, x: len(v) <= x, lambda v: type(v) is str),
-    "minItems": _limit("minItems", lambda v, x: len(v) >= x, lambda v: type(v) is list),
-    "maxItems": _limit("maxItems", lambda v, x: len(v) <= x, lambda v: type(v) is list),
+    "minimum": _limit("minimum", operator.ge, _NUMBER),
+    "maximum": _limit("maximum", operator.le, _NUMBER),
+    "exclusiveMinimum": _limit("exclusiveMinimum", operator.gt, _NUMBER),
+    "exclusiveMaximum": _limit("exclusiveMaximum", operator.lt, _NUMBER),
+    "minLength": _limit("minLength", lambda v, x: len(v) >= x, (str,)),
+    "maxLength": _limit("maxLength", lambda v, x: len(v) <= x, (str,)),
+    "minItems": _limit("minItems", lambda v, x: len(v) >= x, (list,)),
+    "maxItems": _limit("maxItems", lambda v, x: len(v) <= x, (list,)),
 }
