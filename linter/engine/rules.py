@@ -204,7 +204,7 @@ def plain_spec(raw: dict[str, Any]) -> Spec:
 def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
     from jinja2 import TemplateSyntaxError
 
-    from linter.engine.sandbox import check_template, compile_source, environment, references
+    from linter.engine.sandbox import check_template, compile_source, descendants, environment, references
 
     env = environment()
     before = len(problems)
@@ -219,20 +219,25 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
         source = getattr(spec, key)
         if source is None:
             continue
+        found: list[str] = []
         try:
             ast = env.parse(source if kind == "tmpl" else "{{ " + source + " }}")
-            compiled[key] = compile_source(env, source, kind)
+            # checked before compiling, which may fold the tree; reported after, as a source
+            # that does not compile is reported for that alone
+            every = descendants(ast)
+            for root, path, _ in references(ast, every):
+                problem = check_reference(root, path)
+                if problem:
+                    found.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
+            found.extend(f"{where(key)}: {key} {problem}" for problem in check_template(ast, env, every))
+            compiled[key] = compile_source(env, source, kind, ast if kind == "tmpl" else None)
         except TemplateSyntaxError as exc:
             problems.append(f"{where(key)}: {key} is not a valid expression: {exc.message}")
             continue
         except RecursionError:
             problems.append(f"{where(key)}: {key} is nested too deeply to compile")
             continue
-        for root, path, _ in references(ast):
-            problem = check_reference(root, path)
-            if problem:
-                problems.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
-        problems.extend(f"{where(key)}: {key} {problem}" for problem in check_template(ast, env))
+        problems.extend(found)
     for ref in spec.cite:
         if ref not in pack.references:
             problems.append(f"{where('cite')}: cites \"{ref}\", which is not in rules/references.yaml"

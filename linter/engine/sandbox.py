@@ -541,28 +541,40 @@ class RuleEnvironment(ImmutableSandboxedEnvironment):
         return _refuse_long(super().call(__context, __obj, *args, **kwargs), "a result")
 
 
-def check_template(ast: nodes.Template, env: RuleEnvironment) -> list[str]:
-    """What a rule's expression or template may not do, found before it ever runs."""
+def descendants(ast: nodes.Node) -> list[nodes.Node]:
+    """Every node under `ast`, in the order `find_all` visits them: walked once for all checks."""
+    return list(ast.find_all(nodes.Node))
+
+
+def _of(found: list[nodes.Node], kinds: Any) -> Iterator[Any]:
+    return (node for node in found if isinstance(node, kinds))
+
+
+def check_template(ast: nodes.Template, env: RuleEnvironment, found: list[nodes.Node] | None = None) -> list[str]:
+    """What a rule's expression or template may not do, found before it ever runs.
+    `found`: `descendants(ast)`, when the caller has it already."""
+    found = descendants(ast) if found is None else found
     problems = []
-    for node in ast.find_all(tuple(FORBIDDEN)):
+    for node in _of(found, tuple(FORBIDDEN)):
         problems.append(f"uses {FORBIDDEN[type(node)]} (line {node.lineno}), which rules may not use")
-    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+    for node in _of(found, (nodes.Getattr, nodes.Getitem)):
         name = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
         if isinstance(name, str) and name.startswith("_"):
             problems.append(f"reads the attribute {name}; rules read manifest data, not Python internals")
-    local = {n.name for n in ast.find_all(nodes.Name) if n.ctx in ("store", "param")} | {"loop"}
+    local = {n.name for n in _of(found, nodes.Name) if n.ctx in ("store", "param")} | {"loop"}
     known = set(ROOTS) | set(env.globals) | local
-    for node in ast.find_all(nodes.Name):
+    for node in _of(found, nodes.Name):
         if node.ctx == "load" and node.name not in known:
             problems.append(f"uses the name {node.name}, which is not defined; rules see {', '.join(ROOTS)} "
                             f"and the functions {', '.join(env.globals)}")
     return sorted(set(problems))
 
 
-def compile_source(env: RuleEnvironment, source: str, kind: str) -> Any:
+def compile_source(env: RuleEnvironment, source: str, kind: str, parsed: nodes.Template | None = None) -> Any:
     """`kind` "expr": a callable expression (like `env.compile_expression`, undefined kept);
-    "tmpl": a template. The Python code Jinja generated is kept on the result as
-    `hwlint_code`, so a loaded rule pack can be cached without compiling again."""
+    "tmpl": a template (`parsed`: `env.parse(source)` when the caller has it, not parsed
+    again; compiling may change it). The Python code Jinja generated is kept on the result
+    as `hwlint_code`, so a loaded rule pack can be cached without compiling again."""
     if kind == "expr":
         from jinja2.exceptions import TemplateSyntaxError
         from jinja2.parser import Parser
@@ -574,7 +586,7 @@ def compile_source(env: RuleEnvironment, source: str, kind: str) -> Any:
         expr.set_environment(env)
         code = env.compile(nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)], lineno=1))
     else:
-        code = env.compile(source)
+        code = env.compile(source if parsed is None else parsed)
     return from_code(env, code, kind)
 
 
@@ -630,10 +642,12 @@ class Deferred:
         return self._get().render(*args, **kwargs)
 
 
-def references(template_ast: nodes.Node) -> list[tuple[str, tuple, int]]:
-    """Attribute chains rooted at `manifest`, `pool` or `facts`: (root, path, lineno)."""
+def references(template_ast: nodes.Node, everything: list[nodes.Node] | None = None) -> list[tuple[str, tuple, int]]:
+    """Attribute chains rooted at `manifest`, `pool` or `facts`: (root, path, lineno).
+    `everything`: `descendants(template_ast)`, when the caller has it already."""
+    everything = descendants(template_ast) if everything is None else everything
     found = []
-    for node in template_ast.find_all((nodes.Getattr, nodes.Getitem)):
+    for node in _of(everything, (nodes.Getattr, nodes.Getitem)):
         chain: list[Any] = []
         current: Any = node
         while isinstance(current, (nodes.Getattr, nodes.Getitem)):
