@@ -360,7 +360,10 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
 
     def locate() -> None:
         try:
-            result.path = rule.at.render(**scope).strip()
+            if type(spec.at) is str and "{" not in spec.at and "\r" not in spec.at:
+                result.path = spec.at.strip()  # plain text renders as itself: no template to run
+            else:
+                result.path = rule.at.render(**scope).strip()
         except RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback
             raise
         except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
