@@ -46,7 +46,7 @@ def _plain(args: list[str]) -> Callable[[], None] | None:
     """The command, when `args` is one the plain path runs as click would; else None."""
     from linter import console
 
-    if not all(_utf8(stream) for stream in (sys.stdout, sys.stderr)):
+    if not all(console.utf8(stream) for stream in (sys.stdout, sys.stderr)):
         return None  # click re-wraps a stream that cannot write all text; leave that to it
     if args == ["rules", "list"]:
         return lambda: console.list_rules(())
@@ -64,10 +64,6 @@ def _plain(args: list[str]) -> Callable[[], None] | None:
     if not files:
         return None
     return lambda: console.run_check(tuple(files), **flags)
-
-
-def _utf8(stream: Any) -> bool:
-    return stream is not None and str(getattr(stream, "encoding", "")).lower().replace("_", "-") in ("utf-8", "utf8")
 
 
 class _Unbroken:

@@ -18,9 +18,16 @@ _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # the sequences click.echo strip
 
 
 def echo(text: str = "", err: bool = False, nl: bool = True, color: bool | None = None) -> None:
-    """`text` to standard output (standard error with `err`), as click.echo writes it."""
+    """`text` to standard output (standard error with `err`), as click.echo writes it. A
+    stream that is not UTF-8 goes to click.echo itself, which re-wraps one that cannot
+    write every character."""
     stream = sys.stderr if err else sys.stdout
     if stream is None:
+        return
+    if not utf8(stream):
+        import click
+
+        click.echo(text, err=err, nl=nl, color=color)
         return
     if nl:
         text += "\n"
@@ -29,6 +36,12 @@ def echo(text: str = "", err: bool = False, nl: bool = True, color: bool | None 
     if text:
         stream.write(text)
     stream.flush()
+
+
+def utf8(stream: Any) -> bool:
+    """Whether `stream` writes UTF-8 text (click.echo writes to it as it is)."""
+    encoding = str(getattr(stream, "encoding", None) or "").lower().replace("_", "-")
+    return stream is not None and encoding in ("utf-8", "utf8")
 
 
 def _isatty(stream: Any) -> bool:
