@@ -26,7 +26,6 @@ says when the waiver ran out.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import unicodedata
 from typing import Any
 
@@ -84,6 +83,8 @@ def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today:
                 f"Write the expiry as a date alone, e.g. `expires: {raw_expires[:10]}`.")
     rule = pack.get(rule_id)
     if rule is None:
+        import difflib  # only for a waiver of an unknown rule
+
         close = difflib.get_close_matches(rule_id, [r.id for r in pack.rules], n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         return ("WVR002", "error", "rule", f"The waiver names {rule_id}, which is not a rule in the pack{hint}.",

@@ -7,7 +7,6 @@ valid spelling.
 
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 from typing import Any
 
@@ -48,6 +47,8 @@ def inline_refs(node: Any, defs: dict[str, Any]) -> Any:
 
 def suggest(word: str, choices: list[str], cutoff: float = 0.6) -> str:
     """'; did you mean "X"?' for the closest choice, or nothing."""
+    import difflib  # only when something is misspelt
+
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=cutoff)
     return f'; did you mean "{close[0]}"?' if close else ""
 
