@@ -256,3 +256,24 @@ def test_a_config_pattern_may_name_a_rule_of_the_configs_own_rule_folder(hwlint,
     (root / ".hwlint.yaml").write_text("select: [ORG]\n")  # without the folder, ORG names nothing
     run = hwlint("check", manifest)
     assert run.code == 2 and 'select: no rule is named "ORG"' in run.err
+
+
+def test_every_format_records_rules_left_out_by_select(hwlint, repo, tmp_path):
+    root, manifest = repo
+    args = ("check", manifest, "--select", "GPU")
+    left_out = {d["rule_id"]: d["how"] for d in json.loads(hwlint(*args, "--format", "json").out)["manifests"][0]["deselected"]}
+    assert left_out and not any(r.startswith("GPU") for r in left_out) and set(left_out.values()) == {"not selected by --select GPU"}
+    assert f"{len(left_out)} deselected (not selected by --select GPU" in hwlint(*args).out
+    assert f"{len(left_out)} deselected (not selected by --select GPU" in hwlint(*args, "--statistics").out
+    md = hwlint(*args, "--format", "markdown").out
+    assert "## Not run (deselected)" in md and "not selected by \\-\\-select GPU" in md.replace("--select", "\\-\\-select")
+    sarif = json.loads(hwlint(*args, "--format", "sarif").out)
+    overrides = sarif["runs"][0]["invocations"][0]["ruleConfigurationOverrides"]
+    assert {o["descriptor"]["id"] for o in overrides} == set(left_out)
+    assert {o["properties"]["deselectedBy"] for o in overrides} == {"not selected by --select GPU"}
+    assert f"{len(left_out)} rules did not run (not selected by --select GPU" in hwlint(*args, "--format", "github").out
+    other = tmp_path / "other.hw.yaml"
+    other.write_bytes(manifest.read_bytes())
+    diff = json.loads(hwlint("diff", manifest, other, "--select", "GPU", "--format", "json").out)["manifests"][0]
+    (setting,) = [s for s in diff["changes"]["settings"] if s["kind"] == "deselected"]
+    assert set(setting["rules"]) == set(left_out) and "deselected by not selected by --select GPU" not in setting["text"]

@@ -326,7 +326,10 @@ def _deselection(review: Review) -> list[Setting]:
     by_how: dict[str, list[str]] = {}
     for d in review.deselected:
         by_how.setdefault(d["how"], []).append(d["rule_id"])
-    return [Setting("deselected", f"{len(ids)} rule{'s' if len(ids) != 1 else ''} deselected by {how} "
+    def said(how: str) -> str:  # "not selected by --select GPU" reads on its own; "--ignore PWR" needs "deselected by"
+        return how if how.startswith("not selected") else f"deselected by {how}"
+
+    return [Setting("deselected", f"{len(ids)} rule{'s' if len(ids) != 1 else ''} {said(how)} "
                                   f"({', '.join(ids)}): not run on either version, so not compared", ids)
             for how, ids in by_how.items()]
 
