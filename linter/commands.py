@@ -150,7 +150,7 @@ def catalog_list(catalogs: tuple[str, ...], kind: str | None) -> None:
         for name in parts.names(k):
             entry = getattr(parts, k)[name]
             read = entry.get("read_on") or "-"
-            click.echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} as of {entry['as_of']}  "
+            _echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} as of {entry['as_of']}  "
                        f"read {read:<10}  {entry.get('_origin', '')}")
 
 
@@ -167,10 +167,10 @@ def catalog_show(catalogs: tuple[str, ...], name: str) -> None:
     if not found:
         every = [n for k in ("gpus", "nics", "switches", "systems") for n in parts.names(k)]
         hint = suggest(name, every, cutoff=0.4) or "; `hwlint catalog list` shows them all"
-        click.echo(f'hwlint: no catalog entry "{name}"{hint}', err=True)
+        _error(f'hwlint: no catalog entry "{name}"{hint}')
         raise Exit(2)
     for kind, entry in found:
-        click.echo(_entry_text(kind, entry))
+        _echo(_entry_text(kind, entry))
 
 
 def _entry_text(kind: str, entry: dict) -> str:
@@ -521,7 +521,7 @@ def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...]
         try:
             draft_data = load_file(draft).data
         except InputError as exc:
-            click.echo(f"hwlint: {draft}:{exc.line}:{exc.column}: {exc.message}", err=True)
+            _error(f"hwlint: {draft}:{exc.line}:{exc.column}: {exc.message}")
             raise Exit(2) from None
         if not isinstance(draft_data, dict):
             raise click.UsageError(f"{draft}: a draft manifest is a mapping with a plan: section")
@@ -572,6 +572,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         click.echo("hwlint: aborted", err=True)
         return 2
     except click.ClickException as exc:
+        exc.message = shown(exc.message)  # a value from the command line, kept to its line
         exc.show()
         return 2
     except click.exceptions.Exit as exc:

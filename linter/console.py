@@ -150,7 +150,7 @@ def _load_catalog(catalogs: Sequence[str]) -> Any:
         return load_catalog(tuple(str(c) for c in catalogs))
     except CatalogError as exc:
         for problem in exc.problems:
-            echo(f"hwlint: catalog error: {problem}", err=True)
+            _error(f"hwlint: catalog error: {problem}")
         raise Exit(2) from None
 
 

@@ -8,7 +8,8 @@ from typing import Any
 from linter.engine.changes import Changes
 from linter.numbers import num
 from linter.report.escape import markdown as md
-from linter.results import Result
+from linter.report.escape import path as shown
+from linter.results import Result, one_line
 
 UNREVIEWED = "the new version has a file problem that stops the review, so the rules' findings are not compared"
 
@@ -52,12 +53,13 @@ def render_text(all_changes: list[Changes]) -> str:
     lines = []
     for c in all_changes:
         base = f"{c.base} (new file)" if not c.base_exists else c.base
-        lines.append(f"{c.file}: against {base}: {counts(c)}")
+        lines.append(f"{shown(c.file)}: against {shown(base)}: {counts(c)}")
         if not c.reviewed:
             lines.append(f"  {UNREVIEWED}")
-        lines += [f"  introduced: {r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {r.message}" for r in c.introduced]
+        lines += [f"  introduced: {shown(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.severity} {one_line(r.message)}"
+                  for r in c.introduced]
         lines += [f"  resolved: {r.rule_id} at {r.path or 'the file'} (now {status})" for r, status in c.resolved]
-        lines += [f"  still open: {r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity}" for r in c.still_open]
+        lines += [f"  still open: {shown(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.severity}" for r in c.still_open]
         for d in c.budget:
             if d.change != 0:
                 lines.append(f"  budget: {d.label}: {_figure(d.old, d.unit)} -> {_figure(d.new, d.unit)} "

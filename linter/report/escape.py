@@ -5,8 +5,9 @@
 - `terminal`: every human format (text, Markdown, checklist, verify, GitHub annotations) is
   passed through it on the way out: terminal control characters (ESC, so no screen clears,
   OSC 8 links or OSC 52 clipboard writes; BEL; NUL; the other C0 and C1 controls and DEL),
-  Unicode line and paragraph separators and bidirectional overrides become visible `\\xNN` /
-  `\\uNNNN` text. Tab and line feed stay: they are the formats' own layout.
+  Unicode line and paragraph separators, bidirectional overrides and isolates, and invisible
+  characters (zero-width spaces and joiners, other format characters, fillers) become
+  visible `\\xNN` / `\\uNNNN` / `\\UNNNNNNNN` text. Tab and line feed stay: they are the formats' own layout.
 - `path`: a file name or a command-line value inside a line: line breaks and tabs visible
   too, so a name cannot start a line of its own.
 - `lines`: no line of a human report may start a GitHub workflow command (`::error ...`,
@@ -30,7 +31,19 @@ _MD_RE = re.compile("[" + re.escape("".join(_MD)) + "]")
 # `:` or `.` that triggers it leaves the text as it reads, unlinked.
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![a-z0-9])(www)(\.)")
 
-_CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# C0 controls but tab and line feed, DEL and C1; every format character (Unicode category Cf:
+# zero-width space and joiners, soft hyphen, bidirectional marks, embeddings, overrides and
+# isolates, byte order mark, tags); the line and paragraph separators; and the other default-
+# ignorable code points a reader cannot see (Hangul fillers, the combining grapheme joiner,
+# tag-block selectors). Variation selectors U+FE00-FE0F stay: they only choose how the
+# character before them is drawn, and hwlint's own emoji carry U+FE0F.
+# tests/test_escape_matrix.py checks the Cf part against the running Python's Unicode database.
+_CONTROL = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f"
+    "\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+)
 _TERMINAL_RE = re.compile(f"[{_CONTROL}]")
 _PATH_RE = re.compile(f"[{_CONTROL}\t\n]")
 _COMMAND_LINE = re.compile(r"^(?=::|##\[)", re.M)
@@ -38,7 +51,9 @@ _COMMAND_LINE = re.compile(r"^(?=::|##\[)", re.M)
 
 def _visible(match: re.Match) -> str:
     code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _unlink(match: re.Match) -> str:

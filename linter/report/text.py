@@ -1,4 +1,5 @@
-"""Plain text: one line per finding, `path:line:col: ID severity message`, then a summary."""
+"""Plain text: one line per finding, `path:line:col: ID severity message`, then a summary.
+A file name is shown with its line breaks escaped, so it cannot start a line of its own."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 
 from linter.results import one_line
 from linter.engine.review import Review
+from linter.report.escape import path as escaped
 
 
 def summary(review: Review) -> str:
@@ -17,7 +19,7 @@ def summary(review: Review) -> str:
     parts = [f"{c['fail']} failing" + (f" ({by_severity})" if by_severity else "")]
     parts += [f"{c[k]} {word}" for k, word in (("waived", "waived"), ("pending", "to confirm"), ("pass", "passed"), ("skipped", "not applicable")) if c[k]]
     tier = f"; tier {review.tier} ({review.tier_reason})" if review.tier else ""
-    return f"{review.file}: " + ", ".join(parts) + tier + deselected(review)
+    return f"{escaped(review.file)}: " + ", ".join(parts) + tier + deselected(review)
 
 
 def deselection(review: Review) -> str:
@@ -46,9 +48,9 @@ def render(reviews: list[Review], verbose: bool = False, quiet: bool = False, st
                 continue
             if r.status == "fail":
                 fix = f" Fix: {one_line(r.fix)}" if r.fix and verbose else ""
-                lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {one_line(r.message)}{fix}")
+                lines.append(f"{escaped(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.severity} {one_line(r.message)}{fix}")
             else:  # a waiver is always shown
-                lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.status} {one_line(r.title)}: {one_line(r.reason)}")
+                lines.append(f"{escaped(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.status} {one_line(r.title)}: {one_line(r.reason)}")
         lines.extend(one_line(e) for e in review.rule_errors)
     if statistics:
         lines.extend(_statistics(reviews))

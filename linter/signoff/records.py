@@ -65,7 +65,8 @@ from typing import Any
 
 from linter import __version__
 from linter.manifest.loader import Document, InputError, decode, load_text, read_bytes
-from linter.results import Result
+from linter.report.escape import path as escaped
+from linter.results import Result, one_line
 
 DEFAULT_ROLES = ("technical lead", "facilities", "finance")
 NAMESPACE = "hwlint"
@@ -294,7 +295,9 @@ def changed_fields(then: Any, now: Any, path: str = "") -> list[str]:
 
 
 def report(path: str, verdict: Verdict) -> str:
-    """Plain text, one line per sign-off, missing role and blocking result, then the verdict."""
+    """Plain text, one line per sign-off, missing role and blocking result, then the verdict.
+    `path` comes escaped for one line (linter.report.escape.path); the results' file names
+    are escaped here, and manifest text is kept to one line, so no line is forged."""
     lines = []
     if verdict.allow_pending:
         lines.append(f"{path}: --allow-pending: error-severity rules still to confirm do not stop verification")
@@ -303,19 +306,20 @@ def report(path: str, verdict: Verdict) -> str:
     for c in verdict.checks:
         note = "" if c.required else " (not a required role)"
         why = f": {'; '.join(c.why)}" if c.why else ""
-        lines.append(f"{path}:{c.line}: sign-off by {c.role} ({c.name}, {c.date}){note}: {c.state}{why}")
+        lines.append(f"{path}:{c.line}: sign-off by {one_line(c.role)} ({one_line(c.name)}, {one_line(c.date)}){note}: "
+                     f"{c.state}{one_line(why)}")
         shown = c.changes[:MAX_CHANGES_LISTED]
-        lines += [f"  changed: {change}" for change in shown]
+        lines += [f"  changed: {one_line(change)}" for change in shown]
         if len(c.changes) > len(shown):
             lines.append(f"  and {len(c.changes) - len(shown)} more changed fields")
-    lines += [f"{path}: sign-off by {role}: missing" for role in verdict.missing if role not in {c.role for c in verdict.checks}]
-    lines += [f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.severity} {r.message} (not waived)" for r in verdict.blocking]
+    lines += [f"{path}: sign-off by {one_line(role)}: missing" for role in verdict.missing if role not in {c.role for c in verdict.checks}]
+    lines += [f"{escaped(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.severity} {one_line(r.message)} (not waived)" for r in verdict.blocking]
     for r in verdict.pending:
         kind = "may never be skipped" if r.severity != "error" else "is an error-severity rule"
-        lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} to confirm: {r.title}; needs "
+        lines.append(f"{escaped(r.file)}:{r.line}:{r.column}: {r.rule_id} to confirm: {r.title}; needs "
                      f"{', '.join(r.missing) or r.reason}; {r.rule_id} {kind}, so verify waits for it")
     for r in verdict.allowed_pending:
-        lines.append(f"{r.file}:{r.line}:{r.column}: {r.rule_id} to confirm: {r.title}; let through by --allow-pending")
+        lines.append(f"{escaped(r.file)}:{r.line}:{r.column}: {r.rule_id} to confirm: {r.title}; let through by --allow-pending")
     for d in verdict.deselected:
         lines.append(f"{path}: {d['rule_id']} deselected ({d['how']}): {d['title']}; verify needs every "
                      "error-severity and never-skip rule to run")
