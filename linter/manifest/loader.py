@@ -126,6 +126,15 @@ def read_bytes(path: str, inside: str | None = None, limit: int = MAX_BYTES, wha
     return raw
 
 
+def read_stream(stream: Any, limit: int = MAX_BYTES, what: str = "manifests") -> bytes:
+    """At most `limit` bytes of a stream (standard input): one byte more is refused, as a
+    file of that size is, and nothing past it is read, however much the stream holds."""
+    raw = stream.read(limit + 1)
+    if len(raw) > limit:
+        raise InputError(_too_big(f"more than {limit:,} bytes", limit, what, "standard input"), code="IO")
+    return raw
+
+
 def _kind(mode: int) -> str:
     for test, words in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
                         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
@@ -150,8 +159,8 @@ def _shown(folder: str) -> str:
     return folder if folder != os.path.sep else "/"
 
 
-def _too_big(size: str, limit: int = MAX_BYTES, what: str = "manifests") -> str:
-    return f"file is {size}; {what} are limited to {limit:,} bytes"
+def _too_big(size: str, limit: int = MAX_BYTES, what: str = "manifests", subject: str = "file") -> str:
+    return f"{subject} is {size}; {what} are limited to {limit:,} bytes"
 
 
 def decode(raw: bytes) -> str:
@@ -181,13 +190,22 @@ def load_text(text: str, path: str = "<string>") -> Document:
     yaml = _yaml()
     doc = Document(path=path, data=None)
     doc.positions[()] = (1, 1)
+    builder = None
     try:
-        doc.data = _Builder(doc, _parser(text), yaml).document()
+        builder = _Builder(doc, _parser(text), yaml, text)  # PyYAML's own reader checks the text here
+        doc.data = builder.document()
     except yaml.MarkedYAMLError as exc:
-        raise _marked(exc, text) from None
+        mark = exc.problem_mark or exc.context_mark
+        separator = builder.unquoted_separator(mark.index if mark else None) if builder else None
+        raise (separator or _marked(exc, text)) from None
+    except InputError as exc:  # a limit, a duplicate key...: a separator before it may be the cause
+        if builder and builder.separators:
+            starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+            at = starts[min(exc.line, len(starts)) - 1] + exc.column - 1
+            raise (builder.unquoted_separator(at) or exc) from None
+        raise
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
-        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        line, column = offset_position(text, exc.position)
         raise InputError(f"the control character U+{exc.character:04X} is not allowed in YAML; remove it", line, column) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}") from None
@@ -214,22 +232,56 @@ def _parser(text: str) -> Any:
 def _marked(exc: Any, text: str) -> InputError:
     """A parser error in words, at the place it was found."""
     mark = exc.problem_mark or exc.context_mark
-    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    line, column = positions_in(text)(mark) if mark else (1, 1)
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
-    lines = text.split("\n")
-    if mark and mark.line < len(lines) and lines[mark.line][mark.column : mark.column + 1] == "\t":
+    if mark and text[mark.index : mark.index + 1] == "\t":
         return InputError("a tab character is used for indentation; YAML needs spaces", line, column)
     if "maximum nesting depth" in problem:
         return InputError(f"nesting is deeper than {MAX_DEPTH} levels", line, column)
     return InputError(f"not valid YAML: {problem}" + (f" ({context})" if context else ""), line, column)
 
 
+# A file's own line breaks; YAML parsers also break lines at U+2028, U+2029 and U+0085, which
+# are only characters inside a value to an editor, git and the user reading line numbers.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_UNICODE_BREAKS = re.compile("[\u2028\u2029\x85]")
+
+
+def positions_in(text: str) -> Any:
+    """A function from a parser mark to the 1-based (line, column) of the file's own lines
+    (CR, LF, CRLF). Where the text holds no Unicode line separator the parser's count is
+    the same, and is taken as it is; otherwise the mark's character offset is counted."""
+    if not _UNICODE_BREAKS.search(text):
+        return lambda mark: (mark.line + 1, mark.column + 1)
+    import bisect
+
+    starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+
+    def at(mark: Any) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, mark.index) - 1
+        return line + 1, mark.index - starts[line] + 1
+
+    return at
+
+
+def offset_position(text: str, index: int) -> tuple[int, int]:
+    """The 1-based (line, column) of character `index`, lines as the file's own."""
+    starts = [0] + [m.end() for m in LINE_BREAK.finditer(text, 0, index)]
+    return len(starts), index - starts[-1] + 1
+
+
 class _Builder:
     """Plain data from parser events, with positions, within the limits."""
 
-    def __init__(self, doc: Document, parser: Any, yaml: Any):
+    def __init__(self, doc: Document, parser: Any, yaml: Any, text: str = ""):
         self.doc = doc
+        self.where = positions_in(text)
+        self.text = text
+        # Unicode line separators outside quotes, and the quoted scalars' spans (read only
+        # when the text holds such a separator at all)
+        self.separators = [m.start() for m in _UNICODE_BREAKS.finditer(text)]
+        self.quoted: list[tuple[int, int]] = []
         self.parser = parser
         self.ev = yaml.events
         self.nodes = 0
@@ -247,14 +299,42 @@ class _Builder:
         self.parser.get_event()  # document end
         if not self.parser.check_event(self.ev.StreamEndEvent):
             mark = self.parser.peek_event().start_mark
-            raise InputError("the file holds several YAML documents; a manifest is one document", mark.line + 1, mark.column + 1)
+            raise InputError("the file holds several YAML documents; a manifest is one document", *self.where(mark))
+        problem = self.unquoted_separator()
+        if problem:
+            raise problem
         if value is None:
             raise _empty()
         return value
 
+    def note_quoted(self, event: Any) -> None:
+        if self.separators and event.style in ("'", '"'):
+            self.quoted.append((event.start_mark.index, event.end_mark.index))
+
+    def unquoted_separator(self, before: int | None = None) -> InputError | None:
+        """U+2028, U+2029 and U+0085 only inside quoted text. Elsewhere (a plain value, a
+        block scalar, a comment) YAML parsers end the line there while editors, diffs and
+        reviewers see one line: `owner: alice<U+2028>tier: single-gpu` would hide a key.
+        `before`: only separators before that offset (where a parser error stopped)."""
+        import bisect
+
+        starts = [start for start, _ in self.quoted]
+        for index in self.separators:
+            if before is not None and index >= before:
+                break
+            at = bisect.bisect_right(starts, index) - 1
+            if at < 0 or not self.quoted[at][0] < index < self.quoted[at][1]:
+                char = self.text[index]
+                name = {"\u2028": "a line separator", "\u2029": "a paragraph separator", "\x85": "a next-line character"}[char]
+                return InputError(
+                    f"U+{ord(char):04X} ({name}) outside quotes: YAML parsers start a new line there, editors and "
+                    f"diffs do not; put the text in double quotes and write the character as \\u{ord(char):04x}, "
+                    "or remove it", *offset_position(self.text, index))
+        return None
+
     def value(self, path: Path_, depth: int) -> Any:
         event = self.parser.get_event()
-        line, column = event.start_mark.line + 1, event.start_mark.column + 1
+        line, column = self.where(event.start_mark)
         if isinstance(event, self.ev.AliasEvent):
             return self.alias(event.anchor, path, line, column)
         self.nodes += 1
@@ -267,6 +347,7 @@ class _Builder:
             self.open_anchors.add(anchor)
             first_mark, first_nodes = len(self.marks), self.nodes
         if isinstance(event, self.ev.ScalarEvent):
+            self.note_quoted(event)
             value = _scalar(event, line, column)
         elif isinstance(event, self.ev.SequenceStartEvent):
             _collection_tag(event, "seq", line, column)
@@ -285,7 +366,7 @@ class _Builder:
         while not self.parser.check_event(self.ev.SequenceEndEvent):
             mark = self.parser.peek_event().start_mark
             child = path + (len(out),)
-            self.mark(child, (mark.line + 1, mark.column + 1))
+            self.mark(child, self.where(mark))
             out.append(self.value(child, depth + 1))
         self.parser.get_event()
         return out
@@ -296,11 +377,12 @@ class _Builder:
         written: dict[Path_, tuple[int, int]] = {}  # keys spelled out here, over merged ones
         while not self.parser.check_event(self.ev.MappingEndEvent):
             key = self.parser.get_event()
-            line, column = key.start_mark.line + 1, key.start_mark.column + 1
+            line, column = self.where(key.start_mark)
             if not isinstance(key, self.ev.ScalarEvent) or key.anchor is not None:
                 raise InputError("a key must be plain text (no lists, mappings, anchors or aliases as keys)", line, column)
             if key.tag not in (None, "!", _YAML + "str"):
                 raise _unsupported(key.tag, line, column)
+            self.note_quoted(key)
             if key.value == "<<" and key.tag is None and key.implicit[0]:
                 merged.append(self.merge_source(path, depth))
                 continue
@@ -333,8 +415,7 @@ class _Builder:
 
     def merge_source(self, path: Path_, depth: int) -> dict:
         """The mapping(s) a `<<` key merges in, as one mapping (earlier sources win)."""
-        mark = self.parser.peek_event().start_mark
-        line, column = mark.line + 1, mark.column + 1
+        line, column = self.where(self.parser.peek_event().start_mark)
         value = self.value(path, depth + 1)
         sources = value if isinstance(value, list) else [value]
         combined: dict = {}

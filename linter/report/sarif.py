@@ -131,7 +131,7 @@ def _source_lines() -> Any:
     @lru_cache(maxsize=64)
     def lines(file: str) -> list[str]:
         try:
-            return Path(file).read_text(encoding="utf-8").splitlines()
+            return Path(file).read_text(encoding="utf-8").split("\n")  # the file's own lines, not U+2028
         except (OSError, UnicodeDecodeError, ValueError):
             return []
 
