@@ -387,12 +387,14 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
 def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None,
                   read_in: dict[str, bytes] | None = None) -> Any:
     from linter.engine.review import not_loaded, review_document
-    from linter.manifest.loader import MAX_BYTES, InputError, load_bytes
+    from linter.manifest.loader import InputError, load_bytes, read_stream
 
-    raw = sys.stdin.buffer.read(MAX_BYTES + 1)
     if read_in is not None:
-        read_in[name] = raw
+        read_in[name] = b""  # refused input is compared as nothing, never read again from a file
     try:
+        raw = read_stream(sys.stdin.buffer)  # the file size limit, and nothing read past it
+        if read_in is not None:
+            read_in[name] = raw
         doc = load_bytes(raw, name)
     except InputError as exc:
         return not_loaded(name, exc)

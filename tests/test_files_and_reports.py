@@ -267,3 +267,33 @@ def test_rules_test_refuses_a_base_outside_the_folder(tmp_path):
     assert run.code == 1
     assert "is outside the rule folder" in run.out
     assert "s3cr3t" not in run.out + run.err
+
+
+class _EndlessInput:
+    """Standard input that never ends (`yes | hwlint check -`); reading far past the limit
+    fails the test instead of hanging it."""
+
+    def __init__(self):
+        self.given = 0
+        self.buffer = self
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or self.given + size > 50_000_000:
+            raise AssertionError(f"read {size} bytes after {self.given:,}: standard input is read without a limit")
+        self.given += size
+        return b"a" * size
+
+
+def test_standard_input_has_the_file_size_limit(hwlint, monkeypatch, tmp_path):
+    from linter.manifest.loader import MAX_BYTES
+
+    endless = _EndlessInput()
+    monkeypatch.setattr(sys, "stdin", endless)
+    run = hwlint("check", "-", "--stdin-filename", "piped.hw.yaml")
+    assert run.code == 2 and "Traceback" not in run.err
+    assert f"piped.hw.yaml:1:1: IO error standard input is more than {MAX_BYTES:,} bytes; manifests are limited to {MAX_BYTES:,} bytes" in run.out
+    assert endless.given == MAX_BYTES + 1  # one byte over the limit is read, nothing more
+    big = tmp_path / "big.hw.yaml"
+    big.write_bytes(b"a" * (MAX_BYTES + 1))
+    on_disk = hwlint("check", big)
+    assert on_disk.code == 2 and f"manifests are limited to {MAX_BYTES:,} bytes" in on_disk.out
