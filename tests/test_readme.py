@@ -25,3 +25,39 @@ def test_sample_text_output_is_what_hwlint_prints(hwlint, monkeypatch):
     run = hwlint("check", "examples/flawed-cluster.hw.yaml")
     for line in sample:
         assert line in run.out.splitlines()
+
+
+def test_the_limits_table_gives_the_code_s_numbers():
+    """Each limit the README states is the number the code enforces."""
+    import json
+
+    from linter.engine import packcache, sandbox
+    from linter.manifest import loader, validate
+    from linter.signoff import records
+
+    section = README.split("### Limits\n", 1)[1].split("\n### ", 1)[0]
+    rows = {row.split(" | ")[0].strip("| "): row for row in section.splitlines() if row.startswith("| ")}
+    schema = json.loads((ROOT / "schemas" / "manifest.schema.json").read_text())
+
+    def says(label: str, *numbers: float, unit: str = "") -> None:
+        row = next((r for name, r in rows.items() if name.startswith(label)), None)
+        assert row is not None, f"the Limits table has no row {label!r}"
+        for n in numbers:
+            text = f"{int(n):,}" if n == int(n) else f"{n:,}"
+            # the number as a whole (not the 50 in 500,000), with its unit
+            assert re.search(rf"(?<![\d,.]){re.escape(text + unit)}(?![\d,.]*\d)", row), (label, text + unit, row)
+
+    says("manifest size", loader.MAX_BYTES)
+    says("nesting", loader.MAX_DEPTH)
+    says("values", loader.MAX_NODES)
+    says("numbers", loader.MAX_DIGITS)
+    says("node pools", schema["properties"]["node_pools"]["maxItems"])
+    says("text values", schema["properties"]["name"]["maxLength"])
+    says("unknown keys", validate.MAX_UNKNOWN_KEYS)
+    says("rule file", packcache.MAX_RULE_BYTES)
+    says("one rule expression", sandbox.TIME_BUDGET, unit=" seconds")
+    says("the whole rule pack", sandbox.PACK_BUDGET, unit=" seconds")
+    says("text or list", sandbox.MAX_TEXT, sandbox.MAX_SEQUENCE, sandbox.MAX_RANGE, sandbox.MAX_FORMAT_WIDTH)
+    says("whole numbers", sandbox.MAX_INT_BITS)
+    says("one operation", sandbox.MAX_WEIGHT)
+    says("waiting for another sign-off", records.LOCK_WAIT_SECONDS, unit=" seconds")
