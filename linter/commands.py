@@ -327,7 +327,7 @@ def _reviewed(file: str, pack: Any, tier: str | None = None, config: Any = None,
         _error(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}")
         raise Exit(2) from None
     selected = selection(config, None, None) if config is not None else None
-    review = review_document(doc, pack, tier, selected, config, on)
+    review = review_document(doc, pack, tier, selected, config, on, evidence=True)
     if review.file_findings:
         for r in review.file_findings:
             _error(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}")

@@ -355,13 +355,14 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         pack = _pack_for(config, rule_dirs, catalogs)
         _check_patterns(select, ignore, pack)
         selected = selection(config, select, ignore)
+        evidence = any(fmt == "json" for fmt, _ in outputs)  # only the JSON report shows the evidence in words
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
         try:
-            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress, config=config))
+            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress, config=config, evidence=evidence))
         finally:
             progress.close()
         read_in: dict[str, bytes] = {}  # standard input, by the name it is reported under
-        reviews = [_review_stdin(stdin_name, pack, tier, selected, config, read_in) if p == "-" else next(reviewed)
+        reviews = [_review_stdin(stdin_name, pack, tier, selected, config, read_in, evidence) if p == "-" else next(reviewed)
                    for p in paths]
         changes = _changes(reviews, base, pack, tier, selected, config, read_in) if base is not None else None
         for fmt, path in outputs:
@@ -385,7 +386,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
 
 
 def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None,
-                  read_in: dict[str, bytes] | None = None) -> Any:
+                  read_in: dict[str, bytes] | None = None, evidence: bool = False) -> Any:
     from linter.engine.review import not_loaded, review_document
     from linter.manifest.loader import InputError, load_bytes, read_stream
 
@@ -398,7 +399,7 @@ def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config:
         doc = load_bytes(raw, name)
     except InputError as exc:
         return not_loaded(name, exc)
-    return review_document(doc, pack, tier, selected, config)
+    return review_document(doc, pack, tier, selected, config, evidence=evidence)
 
 
 def list_rules(rule_dirs: Sequence[str]) -> None:

@@ -263,3 +263,12 @@ def test_waivers_table_says_which_apply(hwlint, tmp_path):
     assert "| GPU002 | any | Ada | 2027-01-31 | fp16 instead | applies |" in rows
     assert any(r.startswith("| LNK002 |") and "applies; " in r and "in 3 days" in r for r in rows)
     assert any(r.startswith("| PWR001 |") and "cannot be waived" in r for r in rows)
+
+
+def test_the_json_report_carries_the_evidence_in_words(hwlint):
+    import json
+
+    doc = json.loads(hwlint("check", EXAMPLES / "superpod-h100.hw.yaml", "--format", "json").out)
+    passed = [r for r in doc["manifests"][0]["results"] if r["status"] == "pass"]
+    assert passed and all(r["evidence"] and "facts." not in r["evidence"] for r in passed)
+    assert any(r["rule_id"] == "STO002" and re.search(r"A checkpoint of [\d,]+ GB writes in", r["evidence"]) for r in passed)

@@ -22,22 +22,23 @@ from typing import Any, Callable, Sequence
 
 MIN_PARALLEL = 64  # below this, starting workers costs more than it saves
 
-_work: tuple[Any, ...] = ()  # (pack, tier, selected, config), inherited by the forked workers
+_work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence), inherited by the forked workers
 
 
 def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any,
-                 progress: Callable[[int], None] | None = None, config: Any = None) -> list[Any]:
-    """One review per file, in order; `progress(done)` is called as they complete."""
+                 progress: Callable[[int], None] | None = None, config: Any = None, evidence: bool = False) -> list[Any]:
+    """One review per file, in order; `progress(done)` is called as they complete. `evidence`:
+    render the passing rules' evidence (for the JSON report)."""
     from linter.engine.review import review_file
 
     jobs = _jobs(len(files))
     if jobs > 1:
-        reviews = _in_workers(files, jobs, (pack, tier, selected, config), progress)
+        reviews = _in_workers(files, jobs, (pack, tier, selected, config, evidence), progress)
         if reviews is not None:
             return reviews
     out = []
     for path in files:
-        out.append(review_file(path, pack, tier, selected, config))
+        out.append(review_file(path, pack, tier, selected, config, evidence))
         if progress:
             progress(len(out))
     return out
@@ -123,5 +124,5 @@ def _stop(pool: Any) -> None:
 def _review_one(path: str) -> Any:
     from linter.engine.review import review_file
 
-    pack, tier, selected, config = _work
-    return review_file(path, pack, tier, selected, config)
+    pack, tier, selected, config, evidence = _work
+    return review_file(path, pack, tier, selected, config, evidence)

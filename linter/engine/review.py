@@ -82,12 +82,13 @@ def fixed_today(text: str) -> dt.date:
                      "(for example 2026-11-30) to review as of that day, or unset it to review as of today")
 
 
-def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None) -> Review:
+def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None,
+                evidence: bool = False) -> Review:
     try:
         doc = load_file(path)
     except InputError as exc:
         return not_loaded(path, exc)
-    return review_document(doc, pack, tier, selected, config)
+    return review_document(doc, pack, tier, selected, config, evidence=evidence)
 
 
 def not_loaded(path: str, exc: InputError) -> Review:
@@ -98,10 +99,11 @@ def not_loaded(path: str, exc: InputError) -> Review:
 
 
 def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None,
-                    config: Config | None = None, on: dt.date | None = None) -> Review:
+                    config: Config | None = None, on: dt.date | None = None, evidence: bool = False) -> Review:
     """Review one manifest as its chosen option makes it. `selected` (a config.Selection, or
     any id -> bool) picks the rules; `config` brings the organisation's policy floors; `on`
-    judges dates as of that day. With procurement options, `Review.options` compares every
+    judges dates as of that day; `evidence` renders each passing rule's evidence in words (the
+    checklist and the JSON report show it; it costs about a third of a review). With procurement options, `Review.options` compares every
     option, each judged by the same rules."""
     from linter.manifest.procurement import check as check_procurement, option_names, with_option
 
@@ -115,10 +117,10 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         return review
     names = option_names(doc.data)
     if not names:
-        return _judge(review, doc, pack, tier, selected, config, on)
+        return _judge(review, doc, pack, tier, selected, config, on, evidence)
     chosen = doc.data["procurement"]["chosen"]
     variants = {name: replace(doc, data=with_option(doc.data, name)) for name in names}
-    _judge(review, variants[chosen], pack, tier, selected, config, on)
+    _judge(review, variants[chosen], pack, tier, selected, config, on, evidence)
     if review.file_findings:
         return review
     for name in names:
@@ -151,7 +153,7 @@ def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
 
 
 def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, selected: Any,
-           config: Config, on: dt.date) -> Review:
+           config: Config, on: dt.date, evidence: bool = False) -> Review:
     """Catalog, model, facts, tier, rules and waivers for one (valid) manifest."""
     from linter.manifest.catalog import load_catalog
 
@@ -205,7 +207,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
                 review.deselected.append({"rule_id": rule.id, "title": rule.spec.title, "severity": rule.spec.severity,
                                           "never_skip": rule.spec.never_skip, "how": how})
                 continue
-            result = evaluate(rule, doc, data, facts, primary, review.tier, holding)
+            result = evaluate(rule, doc, data, facts, primary, review.tier, holding, evidence)
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
@@ -342,7 +344,7 @@ def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
 
 
 def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str,
-             holding: dict[str, str] | None = None) -> Result:
+             holding: dict[str, str] | None = None, evidence: bool = True) -> Result:
     from linter.engine.sandbox import Missing, MissingData, Recorder, RuleTimeout, time_budget, wrap
 
     spec = rule.spec
@@ -393,7 +395,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                 locate()
                 result.facts = _plain(recorder)
                 if holds:
-                    if rule.evidence is not None:
+                    if evidence and rule.evidence is not None:
                         try:  # evidence is a courtesy: a value it lacks must not turn a pass into pending
                             result.evidence = one_line(rule.evidence.render(**scope))
                         except RuleTimeout:
