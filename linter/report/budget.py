@@ -32,6 +32,12 @@ def _decided(load: float, limit: Any, complete: bool) -> bool | None:
     return True if complete else None
 
 
+def rack_load(rack: dict[str, Any]) -> tuple[float, bool]:
+    """A rack's load to show: the whole load when known, else the known part (a lower bound), and which."""
+    complete = _known(rack["load_kw"])
+    return (rack["load_kw"] if complete else rack["load_kw_known"]), complete
+
+
 def rows(review: Review) -> list[BudgetRow]:
     f = review.facts
     if not f:
@@ -66,8 +72,7 @@ def rows(review: Review) -> list[BudgetRow]:
             _decided(load, limit, complete),
         ))
     for rack in power["racks"]:
-        complete = _known(rack["load_kw"])
-        load = rack["load_kw"] if complete else rack["load_kw_known"]
+        load, complete = rack_load(rack)
         if not load:
             continue
         have, verdicts = [], []

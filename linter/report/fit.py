@@ -6,7 +6,7 @@ as 🟡 is one character but two units), and 256 are left for a bot's hidden mar
 When the full review is longer, each manifest keeps its summary (verdict, counts, budget)
 and as many of its findings as fit, errors first, then warnings, infos and waived ones;
 what is left out (those findings, the to-confirm, not-applicable and confirmed lists, and
-the assumption and catalog tables) is counted in a note under that manifest. The number kept is the largest that fits, found
+the assumption and catalog tables, the charts) is counted in a note under that manifest. The number kept is the largest that fits, found
 by bisection. Only if the summaries alone are too long is the text cut at a line, with a
 note saying how many manifests it covers. Every length is measured on the finished text
 (citations numbered, the sources list added).
@@ -33,7 +33,7 @@ Render = Callable[[Review, "list[Result] | None"], str]
 def _note(omitted: list[Result], total: int) -> str:
     by_status = ", ".join(f"{n} {word}" for status, word in WORDS if (n := sum(r.status == status for r in omitted)))
     return (f"\n> **Shortened to fit a GitHub comment:** {len(omitted)} of {total} results are not shown "
-            f"({by_status}), nor the assumptions and catalog tables. Run `hwlint check --format markdown` "
+            f"({by_status}), nor the charts and the assumptions and catalog tables. Run `hwlint check --format markdown` "
             "on this manifest alone for the full review.\n")
 
 

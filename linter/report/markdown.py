@@ -16,7 +16,7 @@ from linter.numbers import num
 from linter.paths import data_dir
 from linter.results import Result, layer_name, layer_rank
 from linter.engine.review import Review
-from linter.report import budget, fit, procurement
+from linter.report import budget, charts, fit, procurement
 from linter.report import changes as diff
 from linter.report.escape import human, markdown
 
@@ -140,6 +140,7 @@ def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count
         verdict=Trusted(verdict(review)),
         counts=review.counts(),
         budget=budget.rows(review),
+        charts=[] if shown is not None else [(c.title, Trusted(c.mermaid), c.caption, c.notes) for c in charts.charts(review)],
         procurement=procurement.section(review, brief=shown is not None) if review.facts else None,
         order_source=procurement.ORDER_SOURCE,
         order_title=references.get(procurement.ORDER_SOURCE, {}).get("title", procurement.ORDER_SOURCE),
