@@ -1,5 +1,5 @@
 """Real third-party tools the tests drive (yaml-language-server, mermaid-cli), installed from
-npm at a pinned version into .ci/node/<package> (ignored by git), once per checkout. Each tool
+npm at a pinned version into .ci/node/<package>-<version> (ignored by git), once per checkout. Each tool
 has a folder of its own: `npm install --no-save` into one folder removes what an earlier
 `--no-save` install put there. A test that needs one is skipped only where npm itself is
 missing; .ci/run installs node and npm."""
@@ -22,7 +22,7 @@ PINNED = {"yaml-language-server": "1.25.0", "@mermaid-js/mermaid-cli": "11.12.0"
 
 def npm_tool(package: str, binary: str, env: dict | None = None) -> Path:
     """Path of `binary` from npm `package` (pinned in PINNED), installing it if needed."""
-    prefix = NODE_DIR / package.replace("@", "").replace("/", "-")
+    prefix = NODE_DIR / f"{package.replace('@', '').replace('/', '-')}-{PINNED[package]}"  # a new pin installs afresh
     found = prefix / "node_modules" / ".bin" / binary
     if found.exists():
         return found
