@@ -132,6 +132,10 @@ class Plan(Strict):
     model: ModelShape | None = Field(None, description="shape of the network being trained")
     micro_batch_size: Count | None = Field(None, description="b, sequences per GPU per micro-batch")
     global_batch_size: Count | None = Field(None, description="sequences per optimizer step")
+    gradient_accumulation_steps: Count | None = Field(
+        None, description="micro-batches each data-parallel replica runs per optimizer step (Megatron-LM's number of "
+                          "micro-batches): global_batch_size = micro_batch_size x data x this; a count, no unit"
+    )
     precision: Precision | None = Field(
         None, description="compute precision: bf16/fp16/fp8 mean mixed precision with fp32 master weights"
     )
