@@ -53,9 +53,9 @@ def test_rules_show_names_the_policy_values_a_rule_reads(hwlint):
 
 
 def test_rules_show_an_unknown_rule_suggests_one(hwlint):
-    run = hwlint("rules", "show", "GPU0O1")
+    run = hwlint("rules", "show", "GPU0O5")
     assert run.code == 2
-    assert "did you mean GPU001?" in run.err
+    assert "did you mean GPU005?" in run.err
 
 
 def test_rules_md_is_generated_from_the_rules():
