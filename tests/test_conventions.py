@@ -64,7 +64,7 @@ def test_dash_reads_standard_input_named_by_stdin_filename(hwlint, monkeypatch):
     assert run.code == 1
     lines = run.out.splitlines()
     assert lines[0].startswith("clusters/legacy.hw.yaml:17:3: GPU002 error")
-    assert lines[-1].startswith("clusters/legacy.hw.yaml: 26 failing")
+    assert lines[-1].startswith("clusters/legacy.hw.yaml: 27 failing")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"plan: [\n")))
     broken = hwlint("check", "-")
     assert broken.code == 2 and broken.out.startswith("-:")
@@ -86,7 +86,7 @@ def test_exit_zero_quiet_and_statistics(hwlint, tmp_path):
     expected = {}
     for m in filter(None, map(FINDING.match, full)):
         expected[m["id"]] = expected.get(m["id"], 0) + 1
-    assert counts == expected and sum(counts.values()) == 26
+    assert counts == expected and sum(counts.values()) == 27
 
 
 def test_text_findings_are_in_file_and_line_order(hwlint):
