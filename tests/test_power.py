@@ -59,3 +59,19 @@ def test_node_power_below_its_gpus_is_an_error_at_that_key(hwlint, tmp_path):
     run = _check(hwlint, tmp_path, broken)
     assert run.code == 1
     assert ":54:5: PWR009 error dgx is given 4 kW per node, less than its GPUs alone draw (8 x 700 W = 5.6 kW)" in run.out
+
+
+def test_hot_spares_are_powered_and_cabled_but_left_out_of_the_layout(hwlint, tmp_path):
+    pool = "    count: 128\n"
+    assert pool in SUPERPOD
+    more = SUPERPOD.replace(pool, "    count: 130\n", 1)
+    spared = SUPERPOD.replace(pool, "    count: 130\n    spares: 2\n", 1)
+    idle = json.loads(_check(hwlint, tmp_path, more, "json").out)["manifests"][0]
+    kept = json.loads(_check(hwlint, tmp_path, spared, "json").out)["manifests"][0]
+    idle_r, kept_r = ({r["rule_id"]: r for r in m["results"]} for m in (idle, kept))
+    assert idle_r["GPU005"]["status"] == "fail" and kept_r["GPU005"]["status"] == "pass"
+    assert "1,040" in idle_r["GPU005"]["message"] or "1040" in idle_r["GPU005"]["message"]
+    # the spares draw power and take ports and budget like any node
+    assert idle["budget"] == kept["budget"]
+    assert idle_r["PWR001"]["facts"] == kept_r["PWR001"]["facts"]
+    assert idle_r["NET002"]["facts"] == kept_r["NET002"]["facts"]

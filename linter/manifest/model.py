@@ -284,6 +284,10 @@ class NodePool(Server):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this pool, used by racks: contents: pool")
     role: Literal["compute", "storage", "management", "login"] = Field("compute", description="what these nodes do: compute, storage, management or login")
     count: Count = Field(description="nodes in this pool")
+    spares: NonNegCount | None = Field(
+        None, description="hot-spare nodes among count: racked, powered and cabled (counted in power, ports and the "
+                          "budget) but left out of the parallel layout (tensor x pipeline x context x data); nodes"
+    )
     system: Text | None = Field(None, description="catalog system whose values this pool inherits", examples=["DGX-H100"])
 
 

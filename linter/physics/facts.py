@@ -106,13 +106,17 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
     counts: dict[str, Any] = {
         "compute_nodes": sum(pools[i]["count"] for i in compute_idx),
         "nodes_total": sum(p["count"] for p in pools),
+        "spare_nodes": sum(pools[i].get("spares") or 0 for i in compute_idx),
     }
     if len(known) < len(gpus_per_node) or not compute_idx:
         needs = tuple(f"node_pools[{i}].gpu.count" for i, g in zip(compute_idx, gpus_per_node) if g is _MISSING)
         unknown = Unknown(needs) if needs else NO_GPU_POOL
-        counts.update(gpus_total=unknown, gpus_per_node_min=unknown, gpus_per_node_max=unknown)
+        counts.update(gpus_total=unknown, gpus_training=unknown, gpus_per_node_min=unknown, gpus_per_node_max=unknown)
     else:
         counts["gpus_total"] = sum(pools[i]["count"] * g for i, g in zip(compute_idx, known))
+        # hot spares are bought, powered and cabled, but the parallel layout runs without them
+        counts["gpus_training"] = sum(max(pools[i]["count"] - (pools[i].get("spares") or 0), 0) * g
+                                      for i, g in zip(compute_idx, known))
         counts["gpus_per_node_min"] = min(known)
         counts["gpus_per_node_max"] = max(known)
     mem = [fact(data, [f"node_pools[{i}].gpu.memory_gb", f"node_pools[{i}].gpu.count"], lambda m, c: m * c) for i in compute_idx]
@@ -654,8 +658,9 @@ def _least(values: list[tuple[str, Any]], empty: str) -> Any:
 
 
 def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: dict[str, float], cfg: dict) -> dict[str, Any]:
-    """Time to train for this layout (physics.training_time), against the target duration."""
-    gpus_total = facts["gpus_total"]
+    """Time to train for this layout (physics.training_time), against the target duration; hot
+    spares take no part in the run."""
+    gpus_total = facts["gpus_training"]
     out: dict[str, Any] = {
         "flops": fact(data, ["plan.model.parameters_billion", "plan.training_tokens_billion"],
                       lambda p, d: physics.training_flops(p * 1e9, d * 1e9)),
@@ -1165,7 +1170,7 @@ def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
 # tier_inferred_reason and tier_rank (name -> 0 for the smallest tier) are set by the review, not here;
 # so are catalog and catalog_bounds (from the catalog step).
 FACT_NAMES = (
-    "policy", "compute_nodes", "nodes_total", "gpus_total", "gpus_per_node_min", "gpus_per_node_max",
+    "policy", "compute_nodes", "nodes_total", "spare_nodes", "gpus_total", "gpus_training", "gpus_per_node_min", "gpus_per_node_max",
     "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric", "fabrics",
     "checkpoint_tb", "training", "tier", "tier_inferred", "tier_inferred_reason", "tier_rank", "today", "catalog", "catalog_bounds", "link",
     "nics", "local_disk", "storage", "procurement", "plan", "decision",
