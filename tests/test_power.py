@@ -16,6 +16,11 @@ def _check(hwlint, tmp_path, text: str, fmt: str = "text"):
     return hwlint("check", "--format", fmt, path)
 
 
+def _line_of(text: str, key: str) -> int:
+    """1-based line of the first line that sets KEY (so a line added above it moves the expectation too)."""
+    return next(n for n, l in enumerate(text.splitlines(), 1) if l.strip().startswith(key + ":"))
+
+
 def _status(run) -> dict[str, str]:
     return {r["rule_id"]: r["status"] for r in json.loads(run.out)["manifests"][0]["results"]}
 
@@ -51,14 +56,14 @@ def test_watts_typed_as_kilowatts_are_named_at_the_key(hwlint, tmp_path):
     run = _check(hwlint, tmp_path, broken)
     assert run.code == 1
     line = next(l for l in run.out.splitlines() if " PWR010 " in l)
-    assert ":54:5: PWR010 error node_pools[0].max_power_kw is 10,200 kW" in line and "did you write W as kW?" in line
+    assert f":{_line_of(broken, 'max_power_kw')}:5: PWR010 error node_pools[0].max_power_kw is 10,200 kW" in line and "did you write W as kW?" in line
 
 
 def test_node_power_below_its_gpus_is_an_error_at_that_key(hwlint, tmp_path):
     broken = SUPERPOD.replace("    psu: {count: 6", "    max_power_kw: 4.0\n    psu: {count: 6")
     run = _check(hwlint, tmp_path, broken)
     assert run.code == 1
-    assert ":54:5: PWR009 error dgx is given 4 kW per node, less than its GPUs alone draw (8 x 700 W = 5.6 kW)" in run.out
+    assert f":{_line_of(broken, 'max_power_kw')}:5: PWR009 error dgx is given 4 kW per node, less than its GPUs alone draw (8 x 700 W = 5.6 kW)" in run.out
 
 
 def test_hot_spares_are_powered_and_cabled_but_left_out_of_the_layout(hwlint, tmp_path):

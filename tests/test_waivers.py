@@ -141,8 +141,8 @@ def test_a_not_waivable_rule_rejects_its_waiver_clearly(hwlint, manifest):
 
 
 def test_a_waiver_of_an_unknown_rule_suggests_the_closest(hwlint, manifest):
-    found = lines(hwlint("check", manifest(waiver("GPU092"))))
-    assert "GPU092" in found["WVR002"][0]["text"] and "did you mean GPU002?" in found["WVR002"][0]["text"]
+    found = lines(hwlint("check", manifest(waiver("GPX002"))))
+    assert "GPX002" in found["WVR002"][0]["text"] and "did you mean GPU002?" in found["WVR002"][0]["text"]
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json", "sarif", "github"])
