@@ -201,3 +201,43 @@ def test_bad_price_file_is_a_usage_error(hwlint, tmp_path):
     prices.write_text("currency: dollars\nprices: []\n")
     run = hwlint("size", *LLAMA7B, "--seq", "512", "--tokens", "1", "--days", "1", "--prices", prices)
     assert run.code == 2 and "three-letter code" in run.err
+
+
+def _statuses(run) -> dict[str, str]:
+    return {r["rule_id"]: r["status"] for r in json.loads(run.out)["manifests"][0]["results"]}
+
+
+def test_a_data_degree_the_batch_does_not_divide_gives_way_to_the_next_that_launches(hwlint, tmp_path):
+    # 70B at t8 p4 for 60 days: 14 or 15 data-parallel replicas already meet the deadline, but a
+    # global batch of 1,024 cannot be split into whole micro-batches over them (GPU011); the sizer
+    # takes 16 replicas (64 nodes) and writes the 64 accumulation steps that make 1,024.
+    layout = ["--tensor", "8", "--pipeline", "4", "--zero", "0", "--recompute", "selective", "--micro-batch", "1"]
+    out = tmp_path / "cluster.hw.yaml"
+    run = hwlint("size", *SEVENTY_B, *layout, "--tokens", "2000", "--days", "60", "--gpu", "H100-SXM5-80GB", "--write", out)
+    assert run.code == 0, run.out + run.err
+    text = out.read_text()
+    assert "    data: 16  # derived: 8 x 4 x 16 = 512 GPUs" in text
+    assert "  gradient_accumulation_steps: 64  # derived: global batch 1,024 = micro-batch 1 x data 16 x 64" in text
+    check = hwlint("check", "--format", "json", out)
+    assert check.code == 0, check.out
+    status = _statuses(check)
+    assert [status[r] for r in ("GPU005", "GPU006", "GPU009", "GPU010", "GPU011")] == ["pass"] * 5
+    for d in (15, 14):  # the counts the deadline alone would take: they meet it, but do not launch
+        fewer = tmp_path / f"d{d}.hw.yaml"
+        fewer.write_text(text.replace("    data: 16 ", f"    data: {d} ").replace("    count: 64 ", f"    count: {4 * d} ")
+                         .replace("  gradient_accumulation_steps: 64", "  # accumulation steps left out"))
+        status = _statuses(hwlint("check", "--format", "json", fewer))
+        assert status["GPU005"] == "pass" and status["GPU006"] == "pass" and status["GPU011"] == "fail", (d, status)
+
+
+def test_a_tensor_degree_the_heads_do_not_divide_is_refused_by_the_rule(hwlint):
+    # 36 heads over tensor 8 is 4.5 heads per GPU: the sizer asks GPU009 and says its words
+    run = hwlint("size", "--params", "7", "--layers", "32", "--hidden", "4608", "--heads", "36", "--seq", "4096",
+                 "--global-batch", "128", "--tokens", "100", "--days", "10", "--gpu", "H100-SXM5-80GB", "--tensor", "8")
+    assert run.code == 1
+    assert "no layout has tensor 8: GPU009 36 attention heads do not divide over tensor parallelism 8" in run.out
+    free = size_json(hwlint, "--params", "7", "--layers", "32", "--hidden", "4608", "--heads", "36", "--seq", "4096",
+                     "--global-batch", "128", "--tokens", "100", "--days", "10", "--gpu", "H100-SXM5-80GB")
+    rows = [r for m in free["models"] for r in m["rows"]]
+    assert rows and all(36 % r["tensor"] == 0 and 32 % r["pipeline"] == 0 and 128 % (r["micro_batch_size"] * r["data"]) == 0
+                        for r in rows)

@@ -418,5 +418,37 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
     return result
 
 
+def plan_rules(pack: RulePack, plan: dict) -> list[Rule]:
+    """The rules a plan like `plan` decides on its own: those that apply at every tier and,
+    run on a manifest holding only that plan, are decided or wait for plan values alone (never
+    for facts or other sections). The sizer holds each layout it proposes to them (plan_errors)."""
+    every_tier = [rule for rule in pack.rules if rule.spec.tiers == "all"]
+    return [rule for rule, result in zip(every_tier, _plan_results(every_tier, plan))
+            if result.status != "pending" or (result.missing and all(m.startswith("plan.") for m in result.missing))]
+
+
+def plan_errors(rules: list[Rule], plan: dict) -> list[Result]:
+    """The errors `rules` (each applying at every tier) find in `plan` by its own values: each rule runs on a manifest that
+    holds only the plan (with the models' defaults), as `check` runs it. A failure that read
+    anything but the plan is left out; a rule that needs more is pending, so not an error."""
+    return [r for r in _plan_results(rules, plan)
+            if r.status == "fail" and r.severity == "error" and r.facts and all(k.startswith("plan.") for k in r.facts)]
+
+
+def _plan_results(rules: list[Rule], plan: dict) -> list[Result]:
+    from pydantic import ValidationError
+
+    from linter.manifest.model import Plan
+
+    try:
+        data = {"plan": Plan.model_validate(plan).model_dump(mode="json", by_alias=True, exclude_none=True)}
+    except ValidationError:  # a plan the schema refuses: the full review of the design says where
+        return [Result(rule_id=rule.id, title=rule.spec.title, layer=rule.layer, severity=rule.spec.severity,
+                       status="pending") for rule in rules]
+    doc = Document(path="<plan>", data=data)
+    facts = {"primary_pool": Unknown(("node_pools[].gpu",))}
+    return [evaluate(rule, doc, data, facts, None, "") for rule in rules]
+
+
 def _plain(recorder: dict) -> dict[str, Any]:
     return {k: v for k, v in recorder.items() if isinstance(v, (int, float, str, bool))}

@@ -789,6 +789,14 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
     ratio = gpus_total * result["total"] / limit
     guess = math.ceil(ratio) if math.isfinite(ratio) and ratio < 1e15 else gpus_total  # smallest_meeting caps it
     found = physics.smallest_meeting(meets, guess, step)
+    if found is not None and isinstance(batch, int) and isinstance(micro, int):
+        # a count to buy is one that can be launched: its data degree gives whole micro-batches per
+        # step (GPU011); the next such count up, within DATA_REACH times the fewest, else the fewest
+        def whole(n: int) -> bool:
+            m = physics.micro_batches(batch, micro, n // group)
+            return m == int(m) and m >= 1
+
+        found = next((n for n in range(found, physics.DATA_REACH * found + 1, step) if whole(n) and meets(n)), found)
     out["gpus_for_target"] = found
     out["nodes_for_target"] = None if found is None else found // gpus_per_node
     return out

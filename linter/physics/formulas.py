@@ -211,6 +211,16 @@ def goodput(interruptions_per_gpu_second: float, gpus: int, cost_seconds: float)
     return max(0.0, 1 - interruptions_per_gpu_second * gpus * cost_seconds)
 
 
+DATA_REACH = 4  # a suggested GPU count may be up to this many times the fewest that meet the deadline, to reach a data degree the batch divides by
+
+
+def micro_batches(global_batch: int, micro_batch: int, data: int) -> float:
+    """m, the micro-batches each data-parallel replica runs per optimizer step (its gradient
+    accumulation steps): the global batch B = b x d x m [narayanan-2021] §2.2, so m = B / (b x d).
+    A launchable layout has a whole m [megatron-lm-validate]."""
+    return global_batch / (micro_batch * data)
+
+
 def training_time(
     *, params: float, tokens: float, gpus: int, peak_flops: float, efficiency: float,
     t: int = 1, p: int = 1, d: int = 1, c: int = 1, v: int = 1, e: int = 1,
@@ -266,7 +276,7 @@ def training_time(
         out["moe_all_to_all"] = tokens_per_rank * per_layer * moe_layers / p / over(t * c * e, "expert parallel")
     out["bubble"] = 0.0
     if p > 1:
-        m = global_batch / (micro_batch * d)
+        m = micro_batches(global_batch, micro_batch, d)
         busy = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["moe_all_to_all"]
         out["bubble"] = busy * (p - 1) / (v * m)
     out["data_parallel"] = 0.0

@@ -63,6 +63,12 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
     plan["parallelism"] = {"tensor": lay.t, "pipeline": lay.p, "data": lay.d, "zero_stage": lay.zero,
                            "sequence_parallel": lay.t > 1, "activation_recompute": lay.recompute}
     notes["plan.micro_batch_size"] = "derived: layout search"
+    if goal.global_batch:
+        steps = physics.micro_batches(goal.global_batch, lay.mb, lay.d)
+        if steps == int(steps):  # the search proposes only such layouts (the plan rules, GPU011)
+            plan["gradient_accumulation_steps"] = int(steps)
+            notes["plan.gradient_accumulation_steps"] = (
+                f"derived: global batch {goal.global_batch:,} = micro-batch {lay.mb} x data {lay.d} x {int(steps)}")
     notes["plan.parallelism.tensor"] = "derived: layout search, tensor parallelism inside one NVLink domain"
     notes["plan.parallelism.pipeline"] = "derived: layout search"
     notes["plan.parallelism.data"] = f"derived: {lay.t} x {lay.p} x {lay.d} = {row.gpus} GPUs"
@@ -89,7 +95,8 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
         manifest["procurement"] = procurement
 
     pool: dict[str, Any] = {"name": "gpu", "role": "compute", "count": row.nodes}
-    notes["node_pools[0].count"] = f"derived: fewest whole nodes for the deadline ({row.seconds / 86400:.3g} of {goal.days:g} days)"
+    notes["node_pools[0].count"] = (f"derived: fewest whole nodes for the deadline ({row.seconds / 86400:.3g} of {goal.days:g} days) "
+                                   "whose layout the plan rules accept")
     system = catalog.systems.get(row.system) if row.system else None
     if system:
         pool["system"] = system["name"]

@@ -5,6 +5,9 @@ deadline, each with the fewest whole nodes that do.
 Memory per GPU and time to train come from `facts.layout_facts`, the same code the review's
 GPU001 and GPU006 read; the search only proposes layouts and inverts the facts by calling
 them (`formulas.smallest_meeting`), so a better time or memory model flows in here unchanged.
+Whether a layout can be launched at all (heads over tensor parallelism, layers over pipeline
+stages, the global batch over micro-batch x data) is asked of the rule pack's own plan rules
+(`review.plan_errors`, GPU009-GPU011 among them), so the sizer proposes nothing `check` refuses.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from linter.engine.review import plan_errors, plan_rules
+from linter.engine.rules import RulePack
 from linter.manifest.catalog import _spec, load_catalog
 from linter.manifest.loader import plain_copy
 from linter.physics import formulas as physics
@@ -139,7 +144,8 @@ def node_shape(gpu_name: str) -> tuple[str | None, dict[str, Any], int, list[str
 
 
 def tensor_degrees(spec: dict[str, Any], per_node: int, goal: Goal) -> list[int]:
-    """Tensor-parallel degrees inside one NVLink domain [narayanan-2021] §3.2 (LNK001, LNK002)."""
+    """Tensor-parallel degrees inside one NVLink domain [narayanan-2021] §3.2 (LNK001, LNK002)
+    that split the hidden size evenly; whether the heads divide is GPU009's (Plan.allows)."""
     link = spec.get("intra_node_link") or spec["gpu"].get("link") or {}
     kind = link.get("kind") or spec["gpu"].get("link", {}).get("kind")
     domain = min(per_node, link.get("max_gpus") or spec["gpu"].get("link", {}).get("max_gpus") or per_node)
@@ -149,17 +155,40 @@ def tensor_degrees(spec: dict[str, Any], per_node: int, goal: Goal) -> list[int]
         domain = 1
     out, t = [], 1
     while t <= domain:
-        if goal.heads % t == 0 and goal.hidden % t == 0:
+        if goal.hidden % t == 0:
             out.append(t)
         t *= 2
     return out
 
 
 def pipeline_degrees(layers: int) -> list[int]:
-    return [p for p in range(1, min(layers, MAX_PIPELINE) + 1) if layers % p == 0]
+    """Every pipeline depth up to one layer per stage; whether the layers divide is GPU010's (Plan.allows)."""
+    return list(range(1, min(layers, MAX_PIPELINE) + 1))
 
 
-def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, top: int = 5) -> Candidate:
+class Plan:
+    """The plan rules of the pack (review.plan_rules), asked once per layout: may a plan with
+    this tensor, pipeline, micro-batch and data degree be launched? A value the rules need
+    and the layout leaves out (data, while the GPU count is not chosen yet) does not refuse it."""
+
+    def __init__(self, pack: RulePack, plan: dict[str, Any]):
+        self.plan = plain_copy(plan)
+        self.rules = plan_rules(pack, {**self.plan, "micro_batch_size": 1,
+                                       "parallelism": {"tensor": 2, "pipeline": 2, "data": 1}})
+        self.cache: dict[tuple, list] = {}
+
+    def errors(self, t: int, p: int, mb: int, d: int | None = None) -> list:
+        key = (t, p, mb, d)
+        if key not in self.cache:
+            par = {"tensor": t, "pipeline": p, **({"data": d} if d else {})}
+            self.cache[key] = plan_errors(self.rules, {**self.plan, "micro_batch_size": mb, "parallelism": par})
+        return self.cache[key]
+
+    def allows(self, t: int, p: int, mb: int, d: int | None = None) -> bool:
+        return not self.errors(t, p, mb, d)
+
+
+def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pack: RulePack, top: int = 5) -> Candidate:
     system, spec, per_node, notes = node_shape(gpu_name)
     cand = Candidate(gpu=gpu_name, system=system, per_node=per_node, notes=notes)
     gpu = spec["gpu"]
@@ -171,6 +200,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
         return cand
     plan = plan_data(goal)
     del plan["target_duration_days"]
+    launchable = Plan(pack, plan)
     pool: dict[str, Any] = {"name": "gpu", "count": 1, **spec}
     if not has_compute_nics(spec):
         pool["nics"] = chosen_nics(per_node, policy)
@@ -192,32 +222,34 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
         days = f["training"]["days"]
         return not isinstance(days, Unknown) and days <= goal.days
 
-    def batch_ok(layout: tuple, n: int) -> bool:
+    def launchable_at(layout: tuple, n: int) -> bool:
         t, p, _, _, mb = layout
-        return not goal.global_batch or mb * (n // (t * p)) <= goal.global_batch
+        return launchable.allows(t, p, mb, n // (t * p))
 
     # Ordered so that, for each (t, p, mb), less ZeRO and less recompute come first: neither ever
     # makes a step faster, so once a (zero, rc) meets the deadline with memory to spare (time-bound),
     # every layout with at least that ZeRO stage and that much recompute is dominated and skipped.
     fixed = goal.fixed
+    shape_mbs = (fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES
     shapes = [(t, p, zero, rc, mb)
               for t in tensor_degrees(spec, per_node, goal) if fixed.get("tensor", t) == t
               for p in pipeline_degrees(goal.layers) if t * p <= cap and fixed.get("pipeline", p) == p
-              for mb in ((fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES)
+              and launchable.allows(t, p, shape_mbs[0])
+              for mb in shape_mbs
               for zero in ((0, 1, 2, 3) if p == 1 else (0, 1))  # DeepSpeed's pipeline engine takes ZeRO 0-1 only
               if fixed.get("zero_stage", zero) == zero
               for rc in RECOMPUTE if fixed.get("activation_recompute", rc) == rc]
     if not shapes:
+        refused = launchable.errors(fixed.get("tensor", 1), fixed.get("pipeline", 1), shape_mbs[0])
         cand.dropped = ("no layout has " + ", ".join(f"{k} {v}" for k, v in fixed.items())
-                        + f" (tensor parallelism up to {max(tensor_degrees(spec, per_node, goal))} here; pipeline must divide "
-                        f"the {goal.layers} layers)")
+                        + (": " + "; ".join(f"{e.rule_id} {e.message}" for e in refused) if refused else
+                           f" (tensor parallelism up to {max(tensor_degrees(spec, per_node, goal))} here)"))
         return cand
     guess = per_node
     too_big: set[tuple] = set()  # (t, p, zero, rc) whose smaller micro-batch already missed memory
     bound: dict[tuple, list[tuple[int, int]]] = {}  # (t, p, mb) -> time-bound (zero, rc index) points
     best: dict[tuple, int] = {}  # (t, p, zero, rc) -> fewest GPUs found
     first_mb: dict[tuple, int] = {}  # (t, p, zero, rc) -> GPUs the smallest micro-batch needs
-    shape_mbs = (fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES
     rows: list[Row] = []
     for shape in shapes:
         t, p, zero, rc, mb = shape
@@ -272,8 +304,14 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, to
             n = physics.smallest_meeting(lambda n: fits(facts_at(n)), memory_guess(facts_at, n, step), step, limit)
             if n is None:
                 continue
-        if not batch_ok(shape, n):
-            continue
+        if not launchable_at(shape, n):
+            # The fewest GPUs give a data degree the batch does not divide by (GPU011): the
+            # next sizes up that the plan rules accept, while time and memory still hold.
+            reach = min(limit, physics.DATA_REACH * n)
+            n = next((k for k in range(n + step, reach + 1, step)
+                      if launchable_at(shape, k) and fits(facts_at(k)) and meets(facts_at(k))), None)
+            if n is None:
+                continue
         guess = n
         best[key] = min(best.get(key, n), n)
         if mb == shape_mbs[0]:

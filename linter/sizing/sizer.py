@@ -44,7 +44,7 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
     cap = goal.max_gpus or SEARCH_CAP
     day = today().isoformat()
     for name in names:
-        cand = search_gpu(goal, name, policy, cap, top)
+        cand = search_gpu(goal, name, policy, cap, pack, top)
         kept = []
         for row in cand.rows:
             try:
@@ -61,7 +61,7 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
         cand.rows = kept
         _confirm(cand, pack)
         if not cand.rows and goal.max_gpus and cap < SEARCH_CAP and not cand.dropped.startswith(("does not", "the catalog")):
-            free = search_gpu(goal, name, policy, SEARCH_CAP, 1)  # what it would take without the cap
+            free = search_gpu(goal, name, policy, SEARCH_CAP, pack, 1)  # what it would take without the cap
             if free.rows:
                 r = free.rows[0]
                 cand.closest = (f"{r.gpus:,} x {name} ({r.layout.text}) would meet it in about {r.days:g} days; "
