@@ -228,7 +228,7 @@ def test_config_and_isolated_contradict(hwlint, repo, tmp_path):
 
 @pytest.mark.parametrize("text, where, message", [
     ("select: [PWR, STOO]\n", ":1:15: select", 'no rule is named "STOO"; did you mean "STO"?'),
-    ("ignore:\n  - BUY\n  - GPU0O1\n", ":3:5: ignore", 'no rule is named "GPU0O1"; did you mean "GPU001"?'),
+    ("ignore:\n  - BUY\n  - GPX001\n", ":3:5: ignore", 'no rule is named "GPX001"; did you mean "GPU001"?'),
     ("ignore: PWR,XYZ\n", ":1:1: ignore", 'no rule is named "XYZ"; rules are named BUY, GPU'),
 ])
 def test_the_configs_own_select_and_ignore_name_real_rules(hwlint, repo, text, where, message):
