@@ -3,7 +3,8 @@
 Besides their structure, the action's review step runs here for real: its bash script, with
 the environment the runner would give it (inputs through env, GITHUB_OUTPUT,
 GITHUB_STEP_SUMMARY), in a throwaway repository. The workflow's comment script runs in node
-against a stand-in for the GitHub API, to show it updates its comment instead of adding one.
+as github-script runs it, on the real @actions/github and @actions/core, against a local fake
+GitHub REST API (see the section below for what is re-created and what is real).
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from ruamel.yaml import YAML
 
 from conftest import EXAMPLES, ROOT, TODAY
+from tools import npm_library
 
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "docs" / "workflows" / "hwlint-review.yml"
@@ -199,81 +204,237 @@ def test_example_workflow_structure():
     assert "steps.hwlint.outputs.exit-code" in steps[-1]["if"]
 
 
-COMMENT_HARNESS = r"""
-const fs = require('fs');
-const [script, state] = [fs.readFileSync(process.argv[2], 'utf8'), JSON.parse(fs.readFileSync(process.argv[3], 'utf8'))];
-const calls = [];
-const github = {
-  paginate: async (method, params) => { calls.push(['list', params]); return state.comments; },
-  rest: { issues: {
-    listComments: 'listComments',
-    updateComment: async (params) => { calls.push(['update', params]); },
-    createComment: async (params) => { calls.push(['create', params]); },
-  } },
-};
-const context = { repo: { owner: 'acme', repo: 'clusters' }, issue: { number: 7 } };
-if (state.status) {  // the API refuses writes, as it does for a fork's read-only token
-  for (const name of ['updateComment', 'createComment']) {
-    github.rest.issues[name] = async () => { const e = new Error('Resource not accessible by integration'); e.status = state.status; throw e; };
-  }
+# --- the comment script, run as github-script runs it, against a local fake GitHub API -----
+#
+# The real actions/github-script is not on npm, so its own thin wrapper is re-created here
+# (RUNNER below: the token and script read as inputs with @actions/core, `github` from
+# @actions/github's getOctokit, `context` from @actions/github, the script wrapped in an
+# AsyncFunction given require, github, context and core). Everything underneath is real: the
+# pinned @actions/github (Octokit: REST routes, pagination by Link headers, errors with their
+# HTTP status) and @actions/core (notices, the job summary file). The API is a small HTTP
+# server on 127.0.0.1 that keeps comments, pages them, and refuses as GitHub does.
+
+RUNNER = r"""
+const core = require('@actions/core');
+const { context, getOctokit } = require('@actions/github');
+
+function handleError(error) {
+  console.error(error);
+  core.setFailed(`Unhandled error: ${error}`);
 }
-const core = {
-  notice: (text) => calls.push(['notice', text]),
-  summary: { addRaw(text) { calls.push(['summary', text]); return this; }, write: async () => {} },
-};
-const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
-new AsyncFunction('github', 'context', 'core', 'require', script)(github, context, core, require)
-  .then(() => console.log(JSON.stringify(calls)))
-  .catch((error) => { console.error(error); process.exit(1); });
+
+async function main() {
+  const token = core.getInput('github-token', { required: true });
+  const github = getOctokit(token);  // the API address comes from GITHUB_API_URL, as on a runner
+  const script = core.getInput('script', { required: true });
+  const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+  return new AsyncFunction('require', 'github', 'context', 'core', script)(require, github, context, core);
+}
+
+process.on('unhandledRejection', handleError);
+main().catch(handleError);
 """
 
-
-@pytest.mark.parametrize("existing, expected", [
-    ([], "create"),
-    ([{"id": 11, "user": {"type": "User"}, "body": "<!-- hwlint-review -->\nquoted by a person"},
-      {"id": 12, "user": {"type": "Bot"}, "body": "<!-- hwlint-review -->\nold review"}], "update"),
-])
-def test_comment_script_updates_its_own_comment_in_place(tmp_path, existing, expected):
-    calls = run_comment_script(tmp_path, {"comments": existing})
-    writes = [c for c in calls if c[0] in ("create", "update")]
-    assert len(writes) == 1 and writes[0][0] == expected
-    params = writes[0][1]
-    assert params["body"] == "<!-- hwlint-review -->\n# hwlint review: x\n"
-    if expected == "update":
-        assert params["comment_id"] == 12  # the bot's comment, not the person's
-    else:
-        assert params["issue_number"] == 7
+OWNER, REPO, NUMBER = "acme", "clusters", 7
+MARKER = "<!-- hwlint-review -->"
+TOKENS = {  # token -> (login, user type, may write)
+    "actions-token": ("github-actions[bot]", "Bot", True),
+    "personal-token": ("alice", "User", True),
+    "fork-token": ("github-actions[bot]", "Bot", False),  # a fork's pull request: read-only
+}
 
 
-def run_comment_script(tmp_path, state: dict) -> list:
+class FakeGitHub:
+    """The issue-comment routes the script uses: list (paged, Link headers), create, update."""
+
+    def __init__(self, comments: list[dict]):
+        self.comments = [dict(c) for c in comments]
+        self.requests: list[tuple[str, str]] = []
+        self.next_id = 1000
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def reply(self, status: int, body: object, headers: dict | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def who(self):
+                token = self.headers.get("Authorization", "").split(" ")[-1]
+                return TOKENS.get(token)
+
+            def handle_one(self, method: str) -> None:
+                url = urlsplit(self.path)
+                fake.requests.append((method, self.path))
+                user = self.who()
+                if user is None:
+                    return self.reply(401, {"message": "Bad credentials"})
+                comments = f"/repos/{OWNER}/{REPO}/issues/{NUMBER}/comments"
+                one = re.fullmatch(rf"/repos/{OWNER}/{REPO}/issues/comments/(\d+)", url.path)
+                if method == "GET" and url.path == comments:
+                    query = parse_qs(url.query)
+                    per_page = min(int(query.get("per_page", ["30"])[0]), 100)
+                    page = int(query.get("page", ["1"])[0])
+                    last = max(1, -(-len(fake.comments) // per_page))
+                    links = [f'<http://{self.headers["Host"]}{comments}?per_page={per_page}&page={n}>; rel="{rel}"'
+                             for n, rel in ((page + 1, "next"), (last, "last")) if page < last]
+                    items = fake.comments[(page - 1) * per_page:page * per_page]
+                    return self.reply(200, items, {"Link": ", ".join(links)} if links else None)
+                if method in ("POST", "PATCH") and (url.path == comments or one):
+                    if not user[2]:
+                        return self.reply(403, {"message": "Resource not accessible by integration"})
+                    body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}").get("body", "")
+                    if len(body) > 65_536:
+                        return self.reply(422, {"message": "Validation Failed", "errors": [{
+                            "resource": "IssueComment", "code": "custom", "field": "body",
+                            "message": "body is too long (maximum is 65536 characters)"}]})
+                    if method == "POST":
+                        fake.next_id += 1
+                        made = {"id": fake.next_id, "body": body, "user": {"login": user[0], "type": user[1]}}
+                        fake.comments.append(made)
+                        return self.reply(201, made)
+                    found = next((c for c in fake.comments if c["id"] == int(one.group(1))), None)
+                    if found is None:
+                        return self.reply(404, {"message": "Not Found"})
+                    found["body"] = body
+                    return self.reply(200, found)
+                return self.reply(404, {"message": "Not Found"})
+
+            def do_GET(self):
+                self.handle_one("GET")
+
+            def do_POST(self):
+                self.handle_one("POST")
+
+            def do_PATCH(self):
+                self.handle_one("PATCH")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeGitHub":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def writes(self) -> list[tuple[str, str]]:
+        return [r for r in self.requests if r[0] in ("POST", "PATCH")]
+
+
+def others(n: int) -> list[dict]:
+    return [{"id": i, "body": f"comment {i}", "user": {"login": "bob", "type": "User"}} for i in range(1, n + 1)]
+
+
+def post_comment(tmp_path: Path, fake: FakeGitHub, token: str, body: str) -> subprocess.CompletedProcess:
+    """The workflow's comment step: its `script:` under a re-creation of github-script's own
+    thin wrapper (the real action is not on npm) with the real @actions/github and
+    @actions/core underneath, and the environment a runner gives it."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed; the comment script runs on GitHub's runners in node")
-    comment = next(s for s in load(WORKFLOW)["jobs"]["review"]["steps"] if "github-script" in str(s.get("uses", "")))
-    (tmp_path / "script.js").write_text(comment["with"]["script"])
-    (tmp_path / "state.json").write_text(json.dumps(state))
-    (tmp_path / "harness.js").write_text(COMMENT_HARNESS)
-    review = tmp_path / "comment.md"
-    review.write_text("<!-- hwlint-review -->\n# hwlint review: x\n")
-    proc = subprocess.run([node, str(tmp_path / "harness.js"), str(tmp_path / "script.js"), str(tmp_path / "state.json")],
-                          capture_output=True, text=True, env={**os.environ, "COMMENT": str(review)}, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    modules = npm_library("@actions/github", "@actions/core")
+    step_ = next(s for s in load(WORKFLOW)["jobs"]["review"]["steps"] if "github-script" in str(s.get("uses", "")))
+    (tmp_path / "runner.js").write_text(RUNNER)
+    (tmp_path / "event.json").write_text(json.dumps({"pull_request": {"number": NUMBER}}))
+    comment_file = tmp_path / "comment.md"
+    comment_file.write_text(body, encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    summary.write_text("")
+    assert step_["with"]["github-token"].replace(" ", "").endswith("||github.token}}")  # never empty
+    assert set(step_["env"]) == {"COMMENT"}  # the only value the script reads from its step
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update({
+        "INPUT_SCRIPT": step_["with"]["script"], "INPUT_GITHUB-TOKEN": token,
+        "GITHUB_API_URL": fake.url, "GITHUB_REPOSITORY": f"{OWNER}/{REPO}", "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"), "GITHUB_STEP_SUMMARY": str(summary),
+        "NODE_PATH": str(modules), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        "COMMENT": str(comment_file),
+    })
+    return subprocess.run([node, str(tmp_path / "runner.js")], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+
+
+def test_the_first_run_creates_the_comment(tmp_path):
+    body = f"{MARKER}\n## hwlint: ❌ changes needed\n"
+    with FakeGitHub([]) as fake:
+        proc = post_comment(tmp_path, fake, "actions-token", body)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert fake.writes() == [("POST", f"/repos/{OWNER}/{REPO}/issues/{NUMBER}/comments")]
+    assert fake.comments[-1]["body"] == body and fake.comments[-1]["user"]["type"] == "Bot"
+
+
+def test_a_later_run_edits_the_comment_it_finds_on_the_second_page(tmp_path):
+    existing = others(150) + [
+        {"id": 901, "body": f"> {MARKER}\nquoted by a person", "user": {"login": "bob", "type": "User"}},
+        {"id": 902, "body": f"{MARKER}\nold review", "user": {"login": "github-actions[bot]", "type": "Bot"}},
+    ]
+    with FakeGitHub(existing) as fake:
+        proc = post_comment(tmp_path, fake, "actions-token", f"{MARKER}\nnew review\n")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert any("page=2" in path for method, path in fake.requests if method == "GET")  # followed the Link header
+    assert fake.writes() == [("PATCH", f"/repos/{OWNER}/{REPO}/issues/comments/902")]
+    assert len(fake.comments) == 152 and fake.comments[-1]["body"] == f"{MARKER}\nnew review\n"
 
 
 def test_a_comment_posted_with_a_personal_token_is_found_by_its_marker(tmp_path):
-    calls = run_comment_script(tmp_path, {"comments": [
-        {"id": 21, "user": {"type": "User"}, "body": "> <!-- hwlint-review -->\nquoted"},
-        {"id": 22, "user": {"type": "User"}, "body": "<!-- hwlint-review -->\nold review"}]})
-    (write,) = [c for c in calls if c[0] in ("create", "update")]
-    assert write[0] == "update" and write[1]["comment_id"] == 22
+    existing = others(3) + [{"id": 77, "body": f"{MARKER}\nold review", "user": {"login": "alice", "type": "User"}}]
+    with FakeGitHub(existing) as fake:
+        proc = post_comment(tmp_path, fake, "personal-token", f"{MARKER}\nnew review\n")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert fake.writes() == [("PATCH", f"/repos/{OWNER}/{REPO}/issues/comments/77")]
 
 
-def test_a_read_only_token_falls_back_to_the_job_summary(tmp_path):
-    calls = run_comment_script(tmp_path, {"comments": [], "status": 403})
-    kinds = [c[0] for c in calls]
-    assert "notice" in kinds and "summary" in kinds  # and the script itself succeeds
-    assert next(c for c in calls if c[0] == "summary")[1].startswith("<!-- hwlint-review -->")
+@pytest.mark.parametrize("token, status", [("fork-token", 403), ("revoked-token", 401)])
+def test_a_refused_token_falls_back_to_the_job_summary_with_a_notice(tmp_path, token, status):
+    body = f"{MARKER}\n## hwlint: ❌ changes needed\n"
+    with FakeGitHub([]) as fake:
+        proc = post_comment(tmp_path, fake, token, body)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the job then passes or fails on the findings alone
+    assert f"::notice::hwlint could not post the review comment (HTTP {status})" in proc.stdout
+    assert (tmp_path / "summary.md").read_text().startswith(body)
+    assert not [c for c in fake.comments if c["body"] == body]
+
+
+def test_a_body_over_githubs_limit_is_refused_and_fails_the_step(tmp_path):
+    # the fake enforces GitHub's limit, so the next test can show the real comment is within it
+    with FakeGitHub([]) as fake:
+        proc = post_comment(tmp_path, fake, "actions-token", MARKER + "\n" + "x" * 65_536)
+    assert proc.returncode == 1 and "body is too long" in proc.stdout + proc.stderr
+    assert fake.comments == []
+
+
+def test_the_comment_on_sixty_failing_manifests_is_accepted(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "base"], cwd=repo, check=True, env=env)
+    names = []
+    for i in range(60):
+        names.append(f"cluster-{i:02}.hw.yaml")
+        shutil.copy(EXAMPLES / "flawed-cluster.hw.yaml", repo / names[-1])
+    review = subprocess.run([sys.executable, "-m", "linter.cli", "check", *names, "--base", "HEAD", "--format", "comment"],
+                            cwd=repo, capture_output=True, text=True, env={**env, "HWLINT_TODAY": TODAY}, timeout=300)
+    assert review.returncode == 1, review.stderr
+    body = review.stdout
+    assert body.count("| new |") == 60  # every new manifest has its row
+    with FakeGitHub([]) as fake:
+        proc = post_comment(tmp_path, fake, "actions-token", body)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [c["body"] for c in fake.comments] == [body]
 
 
 def test_one_run_per_pull_request_at_a_time():
@@ -303,3 +464,12 @@ def test_every_action_is_pinned_by_a_full_commit_sha_with_its_tag(path):
         if value.startswith(OWN):
             continue
         assert PINNED_USES.match(value), f"{path.name}: {value} is not pinned as owner/action@<40-hex sha> # vX.Y.Z"
+
+
+def test_github_script_stops_on_an_empty_token_so_the_workflow_never_gives_one(tmp_path):
+    # why the workflow falls back to github.token: the re-created wrapper, like github-script,
+    # requires the input; a fork's run would otherwise fail here whatever the findings
+    with FakeGitHub([]) as fake:
+        proc = post_comment(tmp_path, fake, "", f"{MARKER}\nx\n")
+    assert proc.returncode == 1 and "Input required and not supplied: github-token" in proc.stdout + proc.stderr
+    assert fake.requests == []
