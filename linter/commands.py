@@ -84,16 +84,20 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
 @click.option("--max-chars", type=click.IntRange(min=0), metavar="N",
               help="markdown format: cut the review to N characters as GitHub counts them (default 65,536 less 256 "
                    "for a marker: one comment; 0: no limit); the comment format never exceeds GitHub's 65,536")
+@click.option("--docs-url", metavar="URL",
+              help="sarif format: where docs/rules.md is published, for each rule's helpUri (default: the config's "
+                   "docs_url; none given: no helpUri)")
 @click.option("--color", "colour", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it)")
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
           ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
-          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, max_chars: int | None, colour: str,
+          stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, max_chars: int | None, docs_url: str | None,
+          colour: str,
           config_file: str | None, isolated: bool) -> None:
     """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
     - reads one manifest from standard input."""
     run_check(files, formats, output, tier, select, ignore, rule_dirs, catalogs, fail_on, verbose, base, stdin_filename,
-              exit_zero, quiet, statistics, colour, config_file, isolated, max_chars=max_chars)
+              exit_zero, quiet, statistics, colour, config_file, isolated, max_chars=max_chars, docs_url=docs_url)
 
 
 @cli.command("diff")

@@ -335,12 +335,24 @@ def exit_code(reviews: list[Any], fail_on: str) -> int:
     return 1 if failing else 0
 
 
+def _docs_url(given: str | None, config: Any) -> str | None:
+    """Where docs/rules.md is published: --docs-url (checked here), else the config's docs_url."""
+    if given is None:
+        return config.docs_url
+    from linter.report.sarif import docs_address
+
+    try:
+        return docs_address(given)
+    except ValueError as exc:
+        raise usage_error(f"--docs-url: {exc}") from None
+
+
 def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str | None = None, tier: str | None = None,
               select: str | None = None, ignore: str | None = None, rule_dirs: tuple[str, ...] = (),
               catalogs: tuple[str, ...] = (), fail_on: str | None = None, verbose: bool = False, base: str | None = None,
               stdin_filename: str | None = None, exit_zero: bool = False, quiet: bool = False, statistics: bool = False,
               colour: str = "auto", config_file: str | None = None, isolated: bool = False,
-              max_chars: int | None = None) -> None:
+              max_chars: int | None = None, docs_url: str | None = None) -> None:
     """`hwlint check`: review FILES, write the reports, end with Exit(code)."""
     from linter.engine.bulk import review_files
     from linter.manifest.config import selection
@@ -352,6 +364,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         stdin_name = stdin_filename or "-"
         on_disk = [p for p in paths if p != "-"]
         config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
+        docs_url = _docs_url(docs_url, config)
         pack = _pack_for(config, rule_dirs, catalogs)
         _check_patterns(select, ignore, pack)
         selected = selection(config, select, ignore)
@@ -367,7 +380,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         changes = _changes(reviews, base, pack, tier, selected, config, read_in) if base is not None else None
         for fmt, path in outputs:
             _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
-                                      statistics=statistics, max_chars=max_chars),
+                                      statistics=statistics, max_chars=max_chars, docs_url=docs_url),
                     path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
     except (Exit, Exception) as exc:
         if isinstance(exc, Exit) and "reviews" in locals():

@@ -78,6 +78,8 @@ def evaluate(value: str, inputs: dict[str, str]) -> str:
         expression = match.group(1)
         if expression == "github.action_path":
             return str(ROOT)
+        if expression in ("github.action_repository", "github.action_ref"):  # the copy of the action a workflow runs
+            return {"github.action_repository": "acme/hwlint", "github.action_ref": "v0.1.0"}[expression]
         kind, _, name = expression.partition(".")
         assert kind == "inputs", f"the test does not know how to evaluate {expression}"
         return inputs[name]
@@ -145,6 +147,8 @@ def test_review_step_reviews_tracked_manifests(project, tmp_path):
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert "clusters/eu/bad.hw.yaml" in uris
     assert re.search(r"^::error file=clusters/eu/bad\.hw\.yaml,line=\d+,col=\d+,", proc.stdout, re.M)
+    rules = sarif["runs"][0]["tool"]["driver"]["rules"]  # linked to the docs of the action's own copy
+    assert rules[0]["helpUri"] == f"https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md#{rules[0]['id'].lower()}"
 
 
 def test_review_step_with_globs_base_and_no_annotations(project, tmp_path):

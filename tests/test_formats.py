@@ -192,7 +192,7 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(hwlint, tmp_path, extra_
 
 def test_sarif_rules_describe_the_pack(hwlint):
     references = YAML(typ="safe").load((ROOT / "rules" / "references.yaml").read_text())["references"]
-    driver = sarif(hwlint, FLAWED)["runs"][0]["tool"]["driver"]
+    driver = sarif(hwlint, FLAWED, "--docs-url", "https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md")["runs"][0]["tool"]["driver"]
     listed = hwlint("rules", "list").out.split("\n")
     ids = [line.split()[0] for line in listed if line.strip()]
     descriptors = {d["id"]: d for d in driver["rules"]}

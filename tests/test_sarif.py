@@ -16,6 +16,7 @@ from conftest import EXAMPLES, ROOT
 
 SARIF_SCHEMA = ROOT.parent / "shared" / "specs" / "sarif-schema-2.1.0.json"
 FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
+DOCS = "https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md"  # where a team publishes its copy
 TEMPLATE = re.compile(r"\{\{|\{%|%\}|\{#")  # "}}" alone closes nested YAML flow mappings in examples
 
 
@@ -48,8 +49,8 @@ def github_problems(doc: dict) -> list[str]:
             for value in (help_.get("text", ""), help_.get("markdown", ""), rule.get("fullDescription", {}).get("text", "")):
                 if TEMPLATE.search(value):
                     problems.append(f"{where}: template syntax in the help: {TEMPLATE.search(value)[0]}")
-            if not str(rule.get("helpUri", "")).startswith("https://"):
-                problems.append(f"{where}: helpUri is an https address")
+            if "helpUri" in rule and not str(rule["helpUri"]).startswith("https://"):
+                problems.append(f"{where}: helpUri, when given, is an https address")
             if len(rule.get("properties", {}).get("tags", [])) > 20:
                 problems.append(f"{where}: at most 20 tags")
             if rule.get("defaultConfiguration", {}).get("level") not in ("error", "warning", "note", "none"):
@@ -100,14 +101,15 @@ def test_every_example_and_broken_input_passes_the_schema_and_githubs_rules(hwli
     broken.write_text("name: [unclosed\n")
     waived = tmp_path / "waived.hw.yaml"
     waived.write_text(FLAWED.read_text() + "\nwaivers:\n  - {rule: GPU002, reason: x}\n  - {rule: NOPE001, reason: y, approver: z, expires: 2027-01-01}\n")
-    doc = sarif(hwlint, *sorted(EXAMPLES.glob("*.hw.yaml")), broken.name, waived.name, code=(2,))
+    doc = sarif(hwlint, *sorted(EXAMPLES.glob("*.hw.yaml")), broken.name, waived.name, "--docs-url", DOCS, code=(2,))
     assert validate(doc) == []
+    assert all(rule["helpUri"].startswith(DOCS + "#") for rule in doc["runs"][0]["tool"]["driver"]["rules"])
     ids = {r["ruleId"] for r in doc["runs"][0]["results"]}
     assert {"YAML", "WVR001", "WVR002"} <= ids  # the pseudo-rules are described too
 
 
 def test_help_is_the_rule_reference_without_templates(hwlint):
-    doc = sarif(hwlint, FLAWED)
+    doc = sarif(hwlint, FLAWED, "--docs-url", DOCS)
     docs = (ROOT / "docs" / "rules.md").read_text()
     for rule in doc["runs"][0]["tool"]["driver"]["rules"]:
         anchor = rule["helpUri"].split("#", 1)[1]
@@ -163,3 +165,42 @@ def test_an_edited_value_keeps_its_alert(hwlint, tmp_path):
     assert before["PWR001"]["message"] != after["PWR001"]["message"]  # the value did change
     hashes = [r["partialFingerprints"]["primaryLocationLineHash"] for r in before.values()]
     assert len(set(hashes)) == len(hashes)
+
+
+def test_without_a_docs_address_there_is_no_made_up_one(hwlint, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no config above
+    broken = tmp_path / "broken.hw.yaml"
+    broken.write_text("name: [unclosed\n")
+    doc = sarif(hwlint, FLAWED, broken.name, code=(2,))
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver and not [r for r in driver["rules"] if "helpUri" in r]
+    text = json.dumps(doc)
+    assert "your-org" not in text and "](#ref-" not in text  # no placeholder, no link to nowhere
+    assert validate(doc) == []
+    by_id = {r["id"]: r for r in driver["rules"]}
+    assert "**Sources:** " in by_id["GPU001"]["help"]["markdown"]  # the reference is in the help itself
+
+
+def test_the_docs_address_comes_from_the_config_and_the_command_line_wins(hwlint, tmp_path):
+    (tmp_path / ".hwlint.yaml").write_text("docs_url: https://docs.example.com/hwlint/rules.md\n")
+    manifest = tmp_path / "a.hw.yaml"
+    manifest.write_text(FLAWED.read_text())
+    driver = sarif(hwlint, manifest)["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://docs.example.com/hwlint/rules.md"
+    assert driver["rules"][0]["helpUri"] == f"https://docs.example.com/hwlint/rules.md#{driver['rules'][0]['id'].lower()}"
+    driver = sarif(hwlint, manifest, "--docs-url", DOCS)["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == DOCS
+
+
+@pytest.mark.parametrize("where, value", [("--docs-url", "docs/rules.md"), ("--docs-url", "https://x.example/r.md#top"),
+                                          ("config", "file:///usr/share/doc/rules.md")])
+def test_a_docs_address_that_is_not_absolute_http_is_refused(hwlint, tmp_path, where, value):
+    manifest = tmp_path / "a.hw.yaml"
+    manifest.write_text(FLAWED.read_text())
+    if where == "config":
+        (tmp_path / ".hwlint.yaml").write_text(f"docs_url: {value}\n")
+        run = hwlint("check", manifest, "--format", "sarif")
+    else:
+        run = hwlint("check", manifest, "--format", "sarif", "--docs-url", value)
+    assert run.code == 2 and run.out == "" and "docs_url" in run.err.replace("--docs-url", "docs_url")
+    assert "absolute http(s) address" in run.err

@@ -13,6 +13,7 @@ select: [PWR, STO]           # rule ids or prefixes; the command line's --select
 ignore: [BUY005]             # added to the command line's --ignore
 fail_on: warning             # the command line's --fail-on wins
 catalog: [team-catalog]      # extra catalog folders, relative to this file
+docs_url: https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md   # SARIF links each rule here (--docs-url wins)
 signoff:
   roles: [technical lead, facilities, finance]   # required; a manifest may add roles, not drop them
   allowed_signers: keys/allowed_signers           # ssh-keygen's allowed-signers file (git's format)
@@ -41,7 +42,7 @@ from typing import Any, Callable
 from linter.manifest.validate import suggest
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
-TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "fail_on", "catalog", "signoff")
+TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "fail_on", "catalog", "docs_url", "signoff")
 SIGNOFF_KEYS = ("roles", "allowed_signers", "signers", "roles_per_signer", "require_signatures")
 FAIL_ON = ("error", "warning", "info")
 ROLES_KEY = "signoff_roles"
@@ -62,6 +63,7 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     fail_on: str | None = None
     catalog: list[str] = field(default_factory=list)
+    docs_url: str | None = None  # where docs/rules.md is published (SARIF's helpUri); None: not said
     roles: list[str] = field(default_factory=list)
     allowed_signers: str | None = None
     signers: dict[str, list[str]] = field(default_factory=dict)
@@ -206,6 +208,12 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         if fail_on not in FAIL_ON:
             raise fail(("fail_on",), f"must be one of {', '.join(FAIL_ON)}" + suggest(str(fail_on), list(FAIL_ON)))
         config.fail_on = fail_on
+    docs_url = data.get("docs_url")
+    if docs_url is not None:
+        if not isinstance(docs_url, str) or not re.fullmatch(r"https?://[^\s/#]+[^\s#]*", docs_url.strip()):
+            raise fail(("docs_url",), "give the absolute http(s) address of docs/rules.md, without a #fragment, "
+                       "e.g. https://github.com/ORG/hwlint/blob/v0.1.0/docs/rules.md")
+        config.docs_url = docs_url.strip()
 
     signoff = data.get("signoff") or {}
     if not isinstance(signoff, dict):

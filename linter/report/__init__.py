@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
 #   verbose     --verbose;        changes     [linter.engine.changes.Changes] when --base was given, else None
 #   quiet       --quiet;          statistics  --statistics
 #   max_chars   --max-chars (None when not given)
+#   docs_url    where docs/rules.md is published (--docs-url, else the config's docs_url; None: unknown)
 
 
 def reported(reviews: list[Any]) -> Iterator[Any]:
@@ -44,16 +45,16 @@ def reporter(name: str) -> Callable[..., str]:
 
 
 def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
-           quiet: bool = False, statistics: bool = False, max_chars: int | None = None) -> str:
+           quiet: bool = False, statistics: bool = False, max_chars: int | None = None, docs_url: str | None = None) -> str:
     """Render `reviews` in format `name`; with `changes`, text and Markdown gain the base diff."""
     parts: list[str] = []
-    write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics, max_chars)
+    write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics, max_chars, docs_url)
     return "".join(parts)
 
 
 def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], verbose: bool = False,
           changes: list[Any] | None = None, quiet: bool = False, statistics: bool = False,
-          max_chars: int | None = None) -> None:
+          max_chars: int | None = None, docs_url: str | None = None) -> None:
     """`render`, handed to `out` in pieces: a format whose module has `stream(reviews, write,
     **options)` (JSON, SARIF) writes one manifest or finding at a time, so a report of
     thousands of manifests is never held whole in memory."""
@@ -61,6 +62,7 @@ def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], 
     offered = {
         "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
         "verbose": verbose, "changes": changes, "quiet": quiet, "statistics": statistics, "max_chars": max_chars,
+        "docs_url": docs_url,
     }
     wanted = inspect.signature(function).parameters
     options = {k: v for k, v in offered.items() if k in wanted}

@@ -4,7 +4,11 @@
   with name, short and full description, help as plain text and as Markdown (what the rule
   checks, why, a failing and a fixed snippet, the fix and its sources: the text of
   docs/rules.md, with templates shown as <placeholders>), `helpUri` to the rule's section of
-  docs/rules.md, and the default level from its severity.
+  docs/rules.md, and the default level from its severity. hwlint has no public address of
+  its own, so where docs/rules.md is published is given (`--docs-url`, or `docs_url` in the
+  config; the GitHub Action passes the copy of the action it runs); without it there is no
+  `helpUri` or `informationUri` (SARIF wants an absolute address, never a placeholder) and
+  the help, which holds the whole rule reference, keeps its source names as plain text.
 - `results`: the failures, and waived failures carrying an in-source suppression (the waiver
   lives in the manifest). Location: the manifest's path from the repository root, and the
   line and column of the YAML key the rule points at, to the end of the key (columns count
@@ -42,8 +46,19 @@ LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "info": "recommendation"}
 FINGERPRINT = "hwlintFinding/v1"
 AUTOMATION_ID = "hwlint/"  # the category before the last slash; upload-sarif's `category` input overrides it
-# The rule reference the alerts link to: the docs/rules.md of this hwlint version.
-RULES_URL = f"https://github.com/your-org/hwlint/blob/v{__version__}/docs/rules.md"
+_LINK_TO_REFERENCE = re.compile(r"\[([^\]]*)\]\(#ref-[^)]*\)")
+
+
+def docs_address(value: str) -> str:
+    """`value` as the rule reference's address: an absolute http(s) address of docs/rules.md,
+    without a #fragment (each rule adds its own). ValueError says what is wrong."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("https", "http") or not parts.netloc or parts.fragment or any(c.isspace() for c in value.strip()):
+        raise ValueError(f"{value!r} is not an absolute http(s) address without a #fragment, "
+                         "e.g. https://github.com/ORG/hwlint/blob/v0.1.0/docs/rules.md")
+    return value.strip()
 
 
 def text(value: str) -> str:
@@ -55,20 +70,20 @@ def _name(title: str) -> str:
     return "".join(word[:1].upper() + word[1:] for word in re.findall(r"[A-Za-z0-9]+", title)) or "Rule"
 
 
-def _descriptor(rule: Rule, pack: RulePack) -> dict[str, Any]:
+def _descriptor(rule: Rule, pack: RulePack, docs_url: str | None) -> dict[str, Any]:
     from linter.report.docs import rule_markdown, rule_text
 
     spec = rule.spec
     full = one_line(spec.why or spec.title)
     plain = rule_text(rule, pack).rsplit("\n\nDefined in ", 1)[0]  # not the rule file's path on this machine
-    markdown = rule_markdown(rule, pack).replace("](#ref-", f"]({RULES_URL}#ref-")
-    return {
+    markdown = rule_markdown(rule, pack)
+    markdown = markdown.replace("](#ref-", f"]({docs_url}#ref-") if docs_url else _LINK_TO_REFERENCE.sub(r"\1", markdown)
+    descriptor = {
         "id": spec.id,
         "name": _name(spec.title),
         "shortDescription": {"text": spec.title},
         "fullDescription": {"text": full},
         "help": {"text": plain, "markdown": markdown},
-        "helpUri": f"{RULES_URL}#{spec.id.lower()}",
         "defaultConfiguration": {"level": LEVEL[spec.severity]},
         "properties": {
             "tags": ["hwlint", layer_name(rule.layer)],
@@ -76,9 +91,12 @@ def _descriptor(rule: Rule, pack: RulePack) -> dict[str, Any]:
             "tiers": spec.tiers if isinstance(spec.tiers, list) else [spec.tiers],
         },
     }
+    if docs_url:
+        descriptor["helpUri"] = f"{docs_url}#{spec.id.lower()}"
+    return descriptor
 
 
-def _extra_descriptor(r: Result) -> dict[str, Any]:
+def _extra_descriptor(r: Result, docs_url: str | None) -> dict[str, Any]:
     """A check that is not a pack rule (the manifest file itself, waivers), described from
     docs.FILE_CHECKS as docs/rules.md describes it."""
     from linter.report.docs import FILE_CHECKS, file_check_markdown
@@ -95,8 +113,8 @@ def _extra_descriptor(r: Result) -> dict[str, Any]:
         "defaultConfiguration": {"level": LEVEL[r.severity]},
         "properties": {"tags": ["hwlint", layer], "problem.severity": PROBLEM_SEVERITY[r.severity]},
     }
-    if r.rule_id in FILE_CHECKS:
-        descriptor["helpUri"] = f"{RULES_URL}#{r.rule_id.lower()}"
+    if r.rule_id in FILE_CHECKS and docs_url:
+        descriptor["helpUri"] = f"{docs_url}#{r.rule_id.lower()}"
     return descriptor
 
 
@@ -159,23 +177,24 @@ def _result(r: Result, index: int, lines: Any) -> dict[str, Any]:
     return out
 
 
-def _rules(reviews: list[Review], pack: RulePack) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def _rules(reviews: list[Review], pack: RulePack, docs_url: str | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The rule descriptors (the pack's, then the other checks that fired) and each id's index."""
-    rules = [_descriptor(rule, pack) for rule in pack.rules]
+    rules = [_descriptor(rule, pack, docs_url) for rule in pack.rules]
     index = {d["id"]: i for i, d in enumerate(rules)}
     for r in reported(reviews):
         if r.rule_id not in index:
             index[r.rule_id] = len(rules)
-            rules.append(_extra_descriptor(r))
+            rules.append(_extra_descriptor(r, docs_url))
     return rules, index
 
 
-def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]], results: list[Any]) -> dict[str, Any]:
+def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]], results: list[Any],
+              docs_url: str | None = None) -> dict[str, Any]:
     notifications = [_notification(e) for review in reviews for e in review.rule_errors]
     for review in reviews:
         if review.unreadable:
             notifications += [_notification(f"{repo_relative(r.file)}: {r.message}", r) for r in review.file_findings]
-    log = _log(rules, results, notifications, pack_digest(pack))
+    log = _log(rules, results, notifications, pack_digest(pack), docs_url)
     index = {d["id"]: i for i, d in enumerate(rules)}
     overrides = []  # SARIF's place for rules a run switched off: one per (rule, manifest)
     for review in reviews:
@@ -191,17 +210,17 @@ def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]]
     return log
 
 
-def document(reviews: list[Review], pack: RulePack) -> dict[str, Any]:
-    rules, index = _rules(reviews, pack)
+def document(reviews: list[Review], pack: RulePack, docs_url: str | None = None) -> dict[str, Any]:
+    rules, index = _rules(reviews, pack, docs_url)
     lines = _source_lines()
-    return _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)])
+    return _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)], docs_url)
 
 
-def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None]) -> None:
+def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], docs_url: str | None = None) -> None:
     """The log, written one result at a time (the results come last in it)."""
-    rules, index = _rules(reviews, pack)
+    rules, index = _rules(reviews, pack, docs_url)
     lines = _source_lines()
-    stream_dumps(_document(reviews, pack, rules, [ITEMS]),
+    stream_dumps(_document(reviews, pack, rules, [ITEMS], docs_url),
                  (_result(r, index[r.rule_id], lines) for r in reported(reviews)), write)
 
 
@@ -214,9 +233,12 @@ def _notification(message: str, where: Result | None = None) -> dict[str, Any]:
     return out
 
 
-def _log(rules: list, results: list, notifications: list, digest: str | None) -> dict[str, Any]:
-    driver: dict[str, Any] = {"name": "hwlint", "version": __version__, "semanticVersion": __version__,
-                              "informationUri": RULES_URL, "rules": rules}
+def _log(rules: list, results: list, notifications: list, digest: str | None,
+         docs_url: str | None = None) -> dict[str, Any]:
+    driver: dict[str, Any] = {"name": "hwlint", "version": __version__, "semanticVersion": __version__}
+    if docs_url:
+        driver["informationUri"] = docs_url
+    driver["rules"] = rules
     if digest:
         driver["properties"] = {"rulePackDigest": digest}
     return {
@@ -237,7 +259,7 @@ def failed(message: str) -> str:
     return dumps(_log([], [], [_notification(message)], None))
 
 
-def render(reviews: list[Review], pack: RulePack) -> str:
+def render(reviews: list[Review], pack: RulePack, docs_url: str | None = None) -> str:
     parts: list[str] = []
-    stream(reviews, pack, parts.append)
+    stream(reviews, pack, parts.append, docs_url)
     return "".join(parts)
