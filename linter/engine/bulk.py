@@ -16,6 +16,7 @@ one-minute load average leaves idle, and none below two.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Any, Callable, Sequence
@@ -86,7 +87,8 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress
         return None
     finally:
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)  # idempotent; after an error, nothing is left queued
+            with contextlib.suppress(OSError):  # a pipe the manager closed as it ended
+                pool.shutdown(wait=False, cancel_futures=True)  # idempotent; after an error, nothing is left queued
         _work = ()
         gc.unfreeze()
 
@@ -110,14 +112,16 @@ def _stop(pool: Any) -> None:
             worker.terminate()
     for worker in workers:
         worker.join(1)
-    # CPython 3.11's exit hook wakes every executor's manager thread through a pipe that this
-    # early shutdown may already have closed, printing a traceback after "aborted": let the
-    # manager finish, then take its wake-up off the hook's list.
+    # CPython 3.11's exit hook, a second shutdown and the executor's weakref callback all wake
+    # the manager thread through a pipe it closes as it ends; a wake-up that races that close
+    # prints "Bad file descriptor" after "aborted". With its workers gone the manager ends in
+    # milliseconds: wait for it (within reason, the machine may be busy), then take its
+    # wake-up off the hook's list.
     import concurrent.futures.process as futures_process
 
     manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None:
-        manager.join(1)
+        manager.join(5)
         getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
 
 
