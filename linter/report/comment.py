@@ -31,24 +31,12 @@ from linter.engine.review import Review
 from linter.report import changes as diff
 from linter.report import fit
 from linter.report.escape import human, markdown as md
-from linter.report.markdown import Footnotes, render_one, verdict
+from linter.report.markdown import Footnotes, rank, render_one, verdict
 
 MARKER = "<!-- hwlint-review -->"
 LIMIT = fit.GITHUB_LIMIT
 NAMES_ROOM = 2_000  # at most this much (and a tenth of the comment) names unchanged manifests
 RANK_WORDS = ("need changes", "acceptable with warnings", "with items to confirm", "ready for sign-off")
-
-
-def rank(review: Review) -> int:
-    """0 cannot be reviewed or fails an error rule, 1 warnings or infos only, 2 nothing failing
-    but something to confirm (or deselected), 3 ready."""
-    if review.unreadable or review.file_findings or any(r.status == "fail" and r.severity == "error" for r in review.results):
-        return 0
-    if any(r.status == "fail" for r in review.results):
-        return 1
-    if review.deselected or any(r.status == "pending" for r in review.results):
-        return 2
-    return 3
 
 
 def _count(review: Review, severity: str) -> int:

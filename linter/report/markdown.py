@@ -104,17 +104,29 @@ class Footnotes:
         return text + environment().get_template("sources.md.j2").render(entries=entries)
 
 
+def rank(review: Review) -> int:
+    """How a review stands, worst first: 0 cannot be reviewed or fails an error rule, 1
+    warnings or infos only, 2 nothing failing but something to confirm (or deselected), 3 ready."""
+    if review.unreadable or review.file_findings or any(r.status == "fail" and r.severity == "error" for r in review.results):
+        return 0
+    if any(r.status == "fail" for r in review.results):
+        return 1
+    if review.deselected or any(r.status == "pending" for r in review.results):
+        return 2
+    return 3
+
+
 def verdict(review: Review) -> str:
-    if review.unreadable or review.file_findings:
-        return "❌ cannot be reviewed: fix the manifest file first"
-    failing = [r for r in review.results if r.status == "fail"]
-    if any(r.severity == "error" for r in failing):
+    standing = rank(review)
+    if standing == 0:
+        if review.unreadable or review.file_findings:
+            return "❌ cannot be reviewed: fix the manifest file first"
         return "❌ changes needed"
-    if failing:
+    if standing == 1:
         return "⚠️ acceptable with warnings"
-    if any(r.status == "pending" for r in review.results):
-        return "🟡 no failures; items still to confirm"
-    if review.deselected:
+    if standing == 2:
+        if any(r.status == "pending" for r in review.results):
+            return "🟡 no failures; items still to confirm"
         return "🟡 no failures among the rules that ran; some rules were deselected"
     return "✅ ready for sign-off"
 
