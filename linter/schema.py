@@ -1,8 +1,9 @@
 """Generate the manifest JSON Schema from the pydantic models.
 
-Run `python -m linter.schema` to refresh `schemas/manifest.schema.json` and
-`schemas/rule.schema.json`; a test fails when a committed file differs from what the models
-generate.
+Run `python -m linter.schema` to refresh `schemas/manifest.schema.json`,
+`schemas/rule.schema.json` and `schemas/manifest.shape.json` (the models' shape that
+linter.manifest.dump reads, so a pack is built without pydantic); a test fails when a
+committed file differs from what the models generate.
 """
 
 from __future__ import annotations
@@ -87,9 +88,28 @@ def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
+def render_shape() -> str:
+    """schemas/manifest.shape.json: linter.manifest.dump's shape of the models, one field a line."""
+    from linter.manifest.dump import model_shape
+
+    return _shape_text(model_shape(), 0) + "\n"
+
+
+def _shape_text(node: tuple, depth: int) -> str:
+    if node[0] != "model":
+        return json.dumps(node)
+    pad = "  " * (depth + 1)
+    fields = [f"{pad}[{json.dumps(list(f[:4]))[1:-1]}, {_shape_text(f[4], depth + 1)}]" for f in node[1]]
+    return '["model", [\n' + ",\n".join(fields) + "\n" + "  " * depth + "]]"
+
+
 if __name__ == "__main__":
     from linter.engine.rules import rule_schema
 
-    for path, schema in ((manifest_schema_path(), manifest_schema()), (data_dir("schemas") / "rule.schema.json", rule_schema())):
-        path.write_text(render(schema), encoding="utf-8")
+    from linter.manifest.dump import SHAPE_FILE
+
+    for path, text in ((manifest_schema_path(), render(manifest_schema())),
+                       (data_dir("schemas") / "rule.schema.json", render(rule_schema())),
+                       (data_dir("schemas") / SHAPE_FILE, render_shape())):
+        path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")

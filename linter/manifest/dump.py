@@ -7,8 +7,11 @@ field becomes 8), dates as `YYYY-MM-DD` text, no None values. For a valid manife
 all pydantic does, and importing it and building the models costs more than the rest of a
 one-manifest check; only an invalid manifest needs its error messages.
 
-So `shape()` reads, once, from the models (they stay the single source) what each field
-expects and its dumped default; `dump(shape, data)` applies it in plain Python. It is sound,
+So `model_shape()` reads, once, from the models (they stay the single source) what each field
+expects and its dumped default; `dump(shape, data)` applies it in plain Python. The shape is
+generated into `schemas/manifest.shape.json` with the schemas (`python -m linter.schema`; a
+test fails when it differs from the models), and `shape()` reads that file, so building a
+rule pack needs neither pydantic nor the models. It is sound,
 never complete: whenever a value is not plainly what the field expects (a date that does
 not parse, a float where a literal whole number is expected, a key the model does not have,
 anything the shape does not know), it answers None and the caller asks pydantic, which
@@ -34,8 +37,43 @@ class _Unsure(Exception):
     """This value is for pydantic to judge."""
 
 
+SHAPE_FILE = "manifest.shape.json"  # in schemas/, beside the JSON Schemas it is generated with
+
+
 def shape() -> Shape:
-    """The manifest models as a plain shape (imports pydantic and the models)."""
+    """The manifest models as a plain shape, read from schemas/manifest.shape.json."""
+    import json
+
+    from linter.paths import data_dir
+
+    return shape_from_json(json.loads((data_dir("schemas") / SHAPE_FILE).read_text(encoding="utf-8")))
+
+
+def shape_from_json(node: Any) -> Shape:
+    """A shape written as JSON (lists for tuples) as the tuples `model_shape()` gives; a
+    default value stays as written (a default list is a list)."""
+    kind = node[0]
+    if kind == "model":
+        return ("model", tuple((key, other, optional, _default_from_json(default), shape_from_json(inner))
+                               for key, other, optional, default, inner in node[1]))
+    if kind in ("list", "dict"):
+        return (kind, shape_from_json(node[1]))
+    if kind == "literal":
+        return ("literal", tuple(node[1]))
+    return (kind,)
+
+
+def _default_from_json(default: Any) -> Any:
+    if default == _OMIT:
+        return _OMIT
+    if default == ["required"]:
+        return ("required",)
+    return ("value", default[1])
+
+
+def model_shape() -> Shape:
+    """The manifest models as a plain shape (imports pydantic and the models): what
+    linter.schema writes to schemas/manifest.shape.json."""
     import warnings
 
     from linter.manifest.model import Manifest
