@@ -26,8 +26,9 @@ TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
 
 class Spec:
     """A rule record (or one of its test cases) as plain attributes, named as in the rule
-    file. Records are validated by the pydantic models in linter.engine.rulespec when a pack
-    is built; the loaded pack holds only these, so a cached pack loads without pydantic."""
+    file, defaults filled in. A plainly valid record is read by `quick_specs`; any other goes
+    through jsonschema and the pydantic models in linter.engine.rulespec (`plain_spec`). The
+    loaded pack holds only these, so neither a pack build nor a cached pack needs pydantic."""
 
     def __init__(self, values: dict[str, Any]):
         self.__dict__.update(values)
@@ -178,13 +179,15 @@ def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str]) ->
     except InputError as exc:
         problems.append(f"{path}:{exc.line}:{exc.column}: {exc.message}")
         return []
-    errors = explain_errors(_rule_validator(), doc)
-    if errors:
-        problems.extend(f"{path}:{r.line}:{r.column}: {r.message}" for r in errors)
-        return []
+    specs = quick_specs(doc.data)
+    if specs is None:  # not plainly valid: jsonschema words the errors, pydantic reads the records
+        errors = explain_errors(_rule_validator(), doc)
+        if errors:
+            problems.extend(f"{path}:{r.line}:{r.column}: {r.message}" for r in errors)
+            return []
     out = []
     for index, raw in enumerate(doc.data["rules"]):
-        spec = plain_spec(raw)
+        spec = plain_spec(raw) if specs is None else specs[index]
         rule = _compile(spec, doc, index, pack, problems)
         if rule is not None:
             out.append(rule)
@@ -199,6 +202,78 @@ def plain_spec(raw: dict[str, Any]) -> Spec:
     values = {name: getattr(model, name) for name in RuleSpec.model_fields}
     values["tests"] = [Spec({name: getattr(case, name) for name in RuleCase.model_fields}) for case in model.tests]
     return Spec(values)
+
+
+class _Unsure(Exception):
+    """This rule file is for jsonschema and pydantic to judge."""
+
+
+def quick_specs(data: Any) -> list[Spec] | None:
+    """The records of a rule file as `plain_spec` gives them, without jsonschema or pydantic;
+    None unless the file is plainly valid (then the slow path finds and words the errors).
+
+    Sound, never complete, like linter.manifest.quickcheck, whose predicate it uses on
+    schemas/rule.schema.json: it may send a valid file the slow way, never let through one
+    that jsonschema or pydantic would refuse. A key left out gets the schema's default, which
+    pydantic wrote there from the models; a record or a list of records becomes Spec objects
+    as in `plain_spec`."""
+    check, schema = _quick_rule_check()
+    if not check(data):
+        return None
+    try:
+        return _plain(schema["properties"]["rules"], data["rules"], schema["$defs"])
+    except _Unsure:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _quick_rule_check() -> tuple[Any, dict[str, Any]]:
+    from linter.manifest.quickcheck import compile_schema
+
+    schema = json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8"))
+    return compile_schema(_as_pydantic_matches(schema)), schema
+
+
+def _as_pydantic_matches(node: Any) -> Any:
+    """`node` with each `pattern` that ends in `$` ending in `\\Z` instead: pydantic's regex
+    engine matches `$` at the very end only, Python's `re` also before a final newline, so
+    "OPS901\\n" passes jsonschema but not pydantic. Stricter than either, as the quick check
+    may be."""
+    if isinstance(node, list):
+        return [_as_pydantic_matches(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _as_pydantic_matches(value) for key, value in node.items()}
+    pattern = node.get("pattern")
+    if isinstance(pattern, str) and pattern.endswith("$"):
+        body = pattern[:-1]
+        if (len(body) - len(body.rstrip("\\"))) % 2 == 0:  # the `$` is not escaped
+            out["pattern"] = body + "\\Z"
+    return out
+
+
+def _plain(node: dict[str, Any], value: Any, defs: dict[str, Any]) -> Any:
+    """A value valid under `node` as pydantic's models give it: an object of a `$defs` model
+    as a Spec with every field (defaults filled in), a list of them as a list of Specs."""
+    from linter.manifest.loader import plain_copy
+
+    if "$ref" in node:
+        model = defs[node["$ref"].split("/")[-1]]
+        values = {}
+        for key, field_schema in model["properties"].items():
+            if key in value:
+                values[key] = _plain(field_schema, value[key], defs)
+            elif "default" in field_schema:
+                values[key] = plain_copy(field_schema["default"])
+            else:
+                raise _Unsure  # required, so present in a valid record; or a default the schema does not give
+        return Spec(values)
+    items = node.get("items")
+    if isinstance(items, dict) and "$ref" in items:
+        return [_plain(items, item, defs) for item in value]
+    if "anyOf" in node and any("$ref" in option or "$ref" in option.get("items", {}) for option in node["anyOf"]):
+        raise _Unsure  # a model among options: not in the rule format, so not handled here
+    return value
 
 
 def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:

@@ -1,7 +1,7 @@
 """The rule-file format as pydantic models: `schemas/rule.schema.json` is generated from
-`RuleFile`, and each record is validated here when a pack is built. Only pack building and
-the schema generator import this module (and so pydantic); loaded packs hold plain
-records (`linter.engine.rules.Spec`).
+`RuleFile`, and a record the quick check (`linter.engine.rules.quick_specs`) does not plainly
+accept is validated here. Only such a pack build and the schema generator import this module
+(and so pydantic); loaded packs hold plain records (`linter.engine.rules.Spec`).
 """
 
 from __future__ import annotations
