@@ -3,7 +3,10 @@
 Run `python -m linter.schema` to refresh `schemas/manifest.schema.json`,
 `schemas/rule.schema.json` and `schemas/manifest.shape.json` (the models' shape that
 linter.manifest.dump reads, so a pack is built without pydantic); a test fails when a
-committed file differs from what the models generate.
+committed file differs from what the models generate. It also writes `rules/loaded.json` and
+`catalog/loaded.json`, the loader's Documents of the YAML files there (linter.manifest.prebuilt:
+a pack is built without parsing them), which a test keeps current too: run it after editing a
+rule or catalog file.
 """
 
 from __future__ import annotations
@@ -106,10 +109,12 @@ def _shape_text(node: tuple, depth: int) -> str:
 if __name__ == "__main__":
     from linter.engine.rules import rule_schema
 
+    from linter.manifest import prebuilt
     from linter.manifest.dump import SHAPE_FILE
 
     for path, text in ((manifest_schema_path(), render(manifest_schema())),
                        (data_dir("schemas") / "rule.schema.json", render(rule_schema())),
-                       (data_dir("schemas") / SHAPE_FILE, render_shape())):
+                       (data_dir("schemas") / SHAPE_FILE, render_shape()),
+                       *((data_dir(name) / prebuilt.LOADED, prebuilt.render(data_dir(name))) for name in ("rules", "catalog"))):
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from linter.engine.packcache import DATA_FILES, MAX_RULE_BYTES, pack_files, rule_files  # noqa: F401 - DATA_FILES re-exported
-from linter.manifest.loader import Document, InputError, load_file
+from linter.manifest.loader import Document, InputError
+from linter.manifest.prebuilt import load_file
 from linter.paths import data_dir
 from linter.results import RESERVED_LAYERS, RULE_ID, dotted, layer_of
 from linter.manifest.validate import explain_errors, suggest

@@ -79,7 +79,7 @@ def _norm(name: str) -> str:
 @lru_cache(maxsize=8)
 def load_catalog(folders: tuple[str, ...] = ()) -> Catalog:
     """The built-in catalog, then each team folder in `folders` (validated: CatalogError)."""
-    from linter.manifest.loader import load_file
+    from linter.manifest.prebuilt import load_file  # the built-in files from catalog/loaded.json
 
     catalog = Catalog()
     builtin = data_dir("catalog")
@@ -89,7 +89,7 @@ def load_catalog(folders: tuple[str, ...] = ()) -> Catalog:
             raise CatalogError([f"{folder}: not a folder of catalog files"])
         for path in sorted(folder.glob("*.yaml")):
             try:
-                doc = load_file(str(path))  # the manifest's own loader: fast, same scalars
+                doc = load_file(str(path))  # the manifest's own loader's Document: fast, same scalars
             except Exception as exc:  # noqa: BLE001 - any unreadable file is a catalog problem, not a crash
                 problems.append(f"{path}: {getattr(exc, 'message', exc)}")
                 continue
