@@ -144,20 +144,37 @@ def _properties(node: dict, build: Any, ref: Any) -> Check:
     return check
 
 
-def _additional(node: dict, build: Any, ref: Any) -> Check:
-    known = set(node.get("properties", {}))
-    extra = node["additionalProperties"]
-    if extra is True:
-        return _always
-    if extra is False:
-        return lambda value: type(value) is not dict or known.issuperset(value)
-    test = build(extra)
+def _pattern_properties(node: dict, build: Any, ref: Any) -> Check:
+    """Each key that a pattern finds (re.search, as jsonschema) holds a value valid under it."""
+    tests = tuple((re.compile(pattern), build(sub)) for pattern, sub in node["patternProperties"].items())
 
     def check(value: Any) -> bool:
         if type(value) is not dict:
             return True
         for key, item in value.items():
-            if key not in known and not test(item):
+            for pattern, test in tests:
+                if pattern.search(key) is not None and not test(item):
+                    return False
+        return True
+
+    return check
+
+
+def _additional(node: dict, build: Any, ref: Any) -> Check:
+    known = set(node.get("properties", {}))
+    patterns = tuple(re.compile(pattern) for pattern in node.get("patternProperties", {}))
+    extra = node["additionalProperties"]
+    if extra is True:
+        return _always
+    if extra is False and not patterns:
+        return lambda value: type(value) is not dict or known.issuperset(value)
+    test = build(extra) if extra is not False else _never
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return True
+        for key, item in value.items():  # additional: neither a property nor found by a pattern
+            if key not in known and not any(p.search(key) is not None for p in patterns) and not test(item):
                 return False
         return True
 
@@ -219,6 +236,7 @@ _BUILDERS: dict[str, Callable[..., Check]] = {
     "const": _const,
     "properties": _properties,
     "additionalProperties": _additional,
+    "patternProperties": _pattern_properties,
     "required": _required,
     "items": _items,
     "anyOf": _any_of,
