@@ -34,6 +34,8 @@ MAX_DEPTH = 50
 MAX_DIGITS = 300  # a longer number is not a quantity anyone means
 
 _YAML = "tag:yaml.org,2002:"
+_STR = _YAML + "str"
+_TYPED_START = frozenset("~nNtTfF-+.0123456789")  # a plain scalar starting otherwise is text
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _INT = re.compile(r"^[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*)$")
@@ -284,8 +286,13 @@ class _Builder:
         self.quoted: list[tuple[int, int]] = []
         self.parser = parser
         self.ev = yaml.events
+        self.alias_event, self.scalar_event = yaml.events.AliasEvent, yaml.events.ScalarEvent
+        self.sequence_start, self.sequence_end = yaml.events.SequenceStartEvent, yaml.events.SequenceEndEvent
+        self.mapping_end = yaml.events.MappingEndEvent
+        self.fast_where = not self.separators  # the parser's own line count is the file's
         self.nodes = 0
-        self.marks: list[tuple[Path_, tuple[int, int]]] = []  # positions in the order they were read
+        # positions in the order they were read while an anchor is open (its aliases copy them)
+        self.marks: list[tuple[Path_, tuple[int, int]]] = []
         # anchor -> (value, size in values, [(relative path, position)])
         self.anchors: dict[str, tuple[Any, int, list]] = {}
         self.open_anchors: set[str] = set()
@@ -334,8 +341,12 @@ class _Builder:
 
     def value(self, path: Path_, depth: int) -> Any:
         event = self.parser.get_event()
-        line, column = self.where(event.start_mark)
-        if isinstance(event, self.ev.AliasEvent):
+        return self.node(event, path, depth, *self.where(event.start_mark))
+
+    def node(self, event: Any, path: Path_, depth: int, line: int, column: int) -> Any:
+        """The value `event` starts (already read from the parser, at `line`, `column`)."""
+        kind = type(event)
+        if kind is self.alias_event:
             return self.alias(event.anchor, path, line, column)
         self.nodes += 1
         if self.nodes > MAX_NODES:
@@ -346,10 +357,15 @@ class _Builder:
         if anchor is not None:
             self.open_anchors.add(anchor)
             first_mark, first_nodes = len(self.marks), self.nodes
-        if isinstance(event, self.ev.ScalarEvent):
-            self.note_quoted(event)
-            value = _scalar(event, line, column)
-        elif isinstance(event, self.ev.SequenceStartEvent):
+        if kind is self.scalar_event:
+            if self.separators:
+                self.note_quoted(event)
+            text = event.value
+            if event.tag is None and event.implicit[0]:  # a plain scalar, the usual case
+                value = text if text and text[0] not in _TYPED_START else _plain(text, line, column)
+            else:
+                value = _scalar(event, line, column)
+        elif kind is self.sequence_start:
             _collection_tag(event, "seq", line, column)
             value = self.sequence(path, depth)
         else:
@@ -363,55 +379,89 @@ class _Builder:
 
     def sequence(self, path: Path_, depth: int) -> list:
         out: list = []
-        while not self.parser.check_event(self.ev.SequenceEndEvent):
-            mark = self.parser.peek_event().start_mark
+        get, end, positions, marks, where = self.parser.get_event, self.sequence_end, self.doc.positions, self.marks, self.fast_where
+        depth += 1
+        while True:
+            event = get()
+            if type(event) is end:
+                return out
+            mark = event.start_mark
+            position = (mark.line + 1, mark.column + 1) if where else self.where(mark)
             child = path + (len(out),)
-            self.mark(child, self.where(mark))
-            out.append(self.value(child, depth + 1))
-        self.parser.get_event()
-        return out
+            positions[child] = position
+            if self.open_anchors:  # positions are kept in order only for an anchor's copies
+                marks.append((child, position))
+            out.append(self.node(event, child, depth, *position))
 
     def mapping(self, path: Path_, depth: int, start_line: int) -> dict:
         out: dict[str, Any] = {}
         merged: list[dict] = []
         written: dict[Path_, tuple[int, int]] = {}  # keys spelled out here, over merged ones
-        while not self.parser.check_event(self.ev.MappingEndEvent):
-            key = self.parser.get_event()
-            line, column = self.where(key.start_mark)
-            if not isinstance(key, self.ev.ScalarEvent) or key.anchor is not None:
+        get, end, scalar, where = self.parser.get_event, self.mapping_end, self.scalar_event, self.fast_where
+        positions, blanks, marks = self.doc.positions, self.doc.blanks, self.marks
+        depth += 1
+        while True:
+            key = get()
+            kind = type(key)
+            if kind is end:
+                break
+            mark = key.start_mark
+            line, column = position = (mark.line + 1, mark.column + 1) if where else self.where(mark)
+            if kind is not scalar or key.anchor is not None:
                 raise InputError("a key must be plain text (no lists, mappings, anchors or aliases as keys)", line, column)
-            if key.tag not in (None, "!", _YAML + "str"):
-                raise _unsupported(key.tag, line, column)
-            self.note_quoted(key)
-            if key.value == "<<" and key.tag is None and key.implicit[0]:
-                merged.append(self.merge_source(path, depth))
-                continue
+            tag = key.tag
+            if tag is not None and tag not in ("!", _STR):
+                raise _unsupported(tag, line, column)
+            if self.separators:
+                self.note_quoted(key)
             name = key.value
+            if name == "<<" and tag is None and key.implicit[0]:
+                merged.append(self.merge_source(path, depth - 1))
+                continue
             child = path + (name,)
-            if name in out or child in self.doc.blanks:
+            if name in out or child in blanks:
                 raise InputError(
                     f'duplicate key "{name}" (the mapping that starts on line {start_line} already has it); keep one',
                     line, column,
                 )
-            written[child] = (line, column)
-            self.mark(child, (line, column))
-            item = self.value(child, depth + 1)
+            written[child] = position
+            positions[child] = position
+            if self.open_anchors:
+                marks.append((child, position))
+            event = get()
+            mark = event.start_mark
+            line, column = (mark.line + 1, mark.column + 1) if where else self.where(mark)
+            if type(event) is scalar and event.anchor is None:  # the usual value: as node() reads it, inline
+                self.nodes += 1
+                if self.nodes > MAX_NODES:
+                    raise InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
+                if depth > MAX_DEPTH:
+                    raise InputError(f"nesting is deeper than {MAX_DEPTH} levels", line, column)
+                if self.separators:
+                    self.note_quoted(event)
+                text = event.value
+                if event.tag is None and event.implicit[0]:
+                    item = text if text and text[0] not in _TYPED_START else _plain(text, line, column)
+                else:
+                    item = _scalar(event, line, column)
+            else:
+                item = self.node(event, child, depth, line, column)
             if item is None:
-                self.doc.blanks.add(child)
+                blanks.add(child)
             else:
                 out[name] = item
-        self.parser.get_event()
         for source in merged:  # keys written in this mapping win over merged ones
             for name, item in source.items():
-                if name not in out and path + (name,) not in self.doc.blanks:
+                if name not in out and path + (name,) not in blanks:
                     out[name] = item
         if merged:
-            self.doc.positions.update(written)
+            positions.update(written)
         return out
 
     def mark(self, path: Path_, position: tuple[int, int]) -> None:
         self.doc.positions[path] = position
-        self.marks.append((path, position))
+        if self.open_anchors:  # positions are kept in order only for an anchor's copies
+            self.marks.append((path, position))
 
     def merge_source(self, path: Path_, depth: int) -> dict:
         """The mapping(s) a `<<` key merges in, as one mapping (earlier sources win)."""
@@ -486,8 +536,12 @@ def _plain(text: str, line: int, column: int) -> Any:
     """A plain (unquoted) scalar under the YAML 1.2 core schema, plus ISO dates."""
     if not text:
         return None
-    if text[0] not in "~nNtTfF-+.0123456789":
+    if text[0] not in _TYPED_START:
         return text
+    if text.isdigit() and text.isascii():  # a plain whole number, as _INT and _integer read it
+        if len(text) > MAX_DIGITS:
+            raise InputError(f"a number with {len(text):,} digits is out of range", line, column, code="SCHEMA")
+        return int(text)
     if _NULL.match(text):
         return None
     if text in _BOOL:
