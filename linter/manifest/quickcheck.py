@@ -67,9 +67,16 @@ def compile_schema(schema: dict[str, Any]) -> Check:
     """A predicate that is true only for instances valid under `schema`."""
     defs = schema.get("$defs", {})
     compiled: dict[str, Check] = {}
+    building: set[str] = set()
 
     def ref(name: str) -> Check:
-        def check(value: Any) -> bool:
+        if name not in compiled and name in defs and name not in building:
+            building.add(name)  # a definition is built where it is first used: no lookup per call
+            compiled[name] = build(defs[name])
+        if name in compiled:
+            return compiled[name]
+
+        def check(value: Any) -> bool:  # a cycle (or a missing name): looked up when called
             return compiled[name](value)
 
         return check
@@ -80,11 +87,144 @@ def compile_schema(schema: dict[str, Any]) -> Check:
         unknown = set(node) - _IGNORED - _BUILDERS.keys()
         if unknown:
             return _never
+        fused = _fused(node, build, ref)
+        if fused is not None:
+            return fused
         return _every([_BUILDERS[key](node, build, ref) for key in node if key in _BUILDERS])
 
-    for name, node in defs.items():
-        compiled[name] = build(node)
+    for name in defs:
+        ref(name)
     return build({k: v for k, v in schema.items() if k != "$defs"})
+
+
+# The usual node shapes, each as one function instead of one per keyword: the same
+# predicate as _every over the keywords' own checks (each keyword's check is pure), cheaper.
+_SCALAR_KEYS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
+                          "maxLength", "enum", "pattern"})
+_OBJECT_KEYS = frozenset({"type", "properties", "additionalProperties", "required"})
+_ARRAY_KEYS = frozenset({"type", "items", "minItems", "maxItems"})
+_NULL_ONLY = {"type": "null"}
+
+
+def _fused(node: dict, build: Any, ref: Any, nullable: bool = False) -> Check | None:
+    """One function for a node of a usual shape, or None (then one check per keyword);
+    `nullable`: of `value is None or node(value)`."""
+    keys = set(node) - _IGNORED
+    if keys == {"anyOf"} and not nullable and isinstance(node["anyOf"], list) and len(node["anyOf"]) == 2 \
+            and _NULL_ONLY in node["anyOf"] and node["anyOf"][0] != node["anyOf"][1]:
+        option = next(option for option in node["anyOf"] if option != _NULL_ONLY)  # a key that may be left blank
+        blank = _fused(option, build, ref, nullable=True) if isinstance(option, dict) and not set(option) - _IGNORED - _BUILDERS.keys() else None
+        if blank is not None:
+            return blank
+        other = build(option)
+        return lambda value: value is None or other(value)
+    if "type" not in keys:
+        return None
+    kinds = node["type"] if isinstance(node["type"], list) else [node["type"]]
+    if any(k not in _TYPES for k in kinds):
+        return None
+    allowed = frozenset(t for k in kinds for t in _KINDS[k])
+    if keys <= _SCALAR_KEYS:
+        return _scalar(node, allowed, build, ref, nullable)
+    if nullable:  # `value is None or check(value)`: an object's or a list's check passes the other types allowed
+        allowed |= {type(None)}
+    if keys <= _OBJECT_KEYS and kinds.count("object") == 1 and isinstance(node.get("properties", {}), dict):
+        return _object(node, allowed, build)
+    if keys <= _ARRAY_KEYS and kinds.count("array") == 1 and isinstance(node.get("items", {}), dict):
+        return _array(node, allowed, build)
+    return None
+
+
+def _bounds(node: dict, low: str, high: str, strict_low: str = "", strict_high: str = "") -> Check | None:
+    """The limits `node` gives as one test of a value of the right type, or None without any."""
+    tests = [(operator.ge, node[low]) if low in node else None, (operator.gt, node[strict_low]) if strict_low in node else None,
+             (operator.le, node[high]) if high in node else None, (operator.lt, node[strict_high]) if strict_high in node else None]
+    tests = [t for t in tests if t is not None]
+    if not tests:
+        return None
+    if len(tests) == 2 and tests[0][0] in (operator.ge, operator.gt) and tests[1][0] in (operator.le, operator.lt):
+        (above, lo), (below, hi) = tests
+        if above is operator.ge and below is operator.le:
+            return lambda v: lo <= v <= hi
+        if above is operator.gt and below is operator.le:
+            return lambda v: lo < v <= hi
+    if len(tests) == 1:
+        (holds, limit), = tests
+        return lambda v: holds(v, limit)
+    return lambda v: all(holds(v, limit) for holds, limit in tests)
+
+
+def _scalar(node: dict, allowed: frozenset, build: Any, ref: Any, nullable: bool = False) -> Check:
+    """`nullable`: of `value is None or node(value)`."""
+    numbers = _bounds(node, "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+    lengths = _bounds(node, "minLength", "maxLength")
+    length = (lambda v: lengths(len(v))) if lengths is not None else None
+    pattern = re.compile(node["pattern"]) if "pattern" in node else None
+    enum = _enum(node, build, ref) if "enum" in node else None
+    if numbers is None and length is None and pattern is None:
+        if enum is None:
+            allowed = allowed | {type(None)} if nullable else allowed
+            return lambda value: type(value) in allowed
+        if nullable:
+            return lambda value: value is None or (type(value) in allowed and enum(value))
+        return lambda value: type(value) in allowed and enum(value)
+
+    def check(value: Any) -> bool:
+        kind = type(value)
+        if kind not in allowed:
+            return nullable and value is None
+        if kind is int or kind is float:  # a bool is no number here
+            if numbers is not None and not numbers(value):
+                return False
+        elif kind is str:
+            if length is not None and not length(value):
+                return False
+            if pattern is not None and pattern.search(value) is None:
+                return False
+        return enum is None or enum(value) or (nullable and value is None)
+
+    return check
+
+
+def _object(node: dict, allowed: frozenset, build: Any) -> Check:
+    checks = {key: build(sub) for key, sub in node.get("properties", {}).items()}
+    extra = node.get("additionalProperties", True)
+    closed = extra is not True and not isinstance(extra, dict)  # false (or not a schema): no other key
+    other = build(extra) if isinstance(extra, dict) else None
+    required = frozenset(node.get("required", ()))
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict:
+            return type(value) in allowed
+        if required and not required <= value.keys():
+            return False
+        for key, item in value.items():
+            test = checks.get(key)
+            if test is None:
+                if closed or (other is not None and not other(item)):
+                    return False
+            elif not test(item):
+                return False
+        return True
+
+    return check
+
+
+def _array(node: dict, allowed: frozenset, build: Any) -> Check:
+    test = build(node["items"]) if "items" in node else _always
+    sizes = _bounds(node, "minItems", "maxItems")
+
+    def check(value: Any) -> bool:
+        if type(value) is not list:
+            return type(value) in allowed
+        if sizes is not None and not sizes(len(value)):
+            return False
+        for item in value:
+            if not test(item):
+                return False
+        return True
+
+    return check
 
 
 def _ref(node: dict, build: Any, ref: Any) -> Check:
