@@ -71,9 +71,26 @@ class Catalog:
     def names(self, kind: str) -> list[str]:
         return sorted(getattr(self, kind))
 
+    def bound_pairs(self, kind: str, entry: dict) -> list[tuple[tuple[str, ...], tuple[str, ...], dict]]:
+        """Each (manifest keys, catalog keys, bound) of catalog/bounds.yaml for the part `entry`
+        of `kind`, in the file's order (see _bound_pairs)."""
+        # read once per entry; kept beside the fields (a pack pickled before this cache has none)
+        cache = self.__dict__.setdefault("_bound_pairs", {})
+        key = (kind, entry["name"])
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = [(fields, theirs, bound) for bound in self.bounds if bound.get("part") == kind
+                                  for fields, theirs in _bound_pairs(bound, entry)]
+        return found
+
 
 def _norm(name: str) -> str:
-    return "".join(ch for ch in str(name).lower() if ch.isalnum())
+    return _norm_text(name if type(name) is str else str(name))
+
+
+@lru_cache(maxsize=4096)  # every manifest names the same few parts
+def _norm_text(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
 @lru_cache(maxsize=8)
@@ -154,7 +171,9 @@ class Resolved:
 
 def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
     catalog = catalog or load_catalog()
-    data = plain_copy(doc.data)
+    # resolving edits only node_pools and network: those are copied, the rest is shared
+    data = {key: plain_copy(value) if key in ("node_pools", "network") else value for key, value in doc.data.items()} \
+        if isinstance(doc.data, dict) else plain_copy(doc.data)
     refs: dict[tuple[str, str], CatalogRef] = {}
     inherited: dict[tuple[str, str], set[str]] = {}
     findings: list[Result] = []
@@ -194,28 +213,25 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
         """The manifest's own values against the bounds catalog/bounds.yaml declares for `kind`."""
         if not isinstance(given, dict):
             return
-        for bound in catalog.bounds:
-            if bound.get("part") != kind:
+        for fields, theirs, bound in catalog.bound_pairs(kind, entry):
+            mine = [_at(given, f) for f in fields]
+            if all(v is _NONE for v in mine):
+                continue  # the manifest gives none of them: the part's own values
+            merged = [v if v is not _NONE else _at(entry, c) for v, c in zip(mine, theirs)]
+            limit = [_at(entry, c) for c in theirs]
+            mine_v, limit_v = _product(merged), _product(limit)
+            if mine_v is None or limit_v is None:
                 continue
-            for fields, theirs in _bound_pairs(bound, entry):
-                if not any(_at(given, f) is not _NONE for f in fields):
-                    continue  # the manifest gives none of them: the part's own values
-                merged = [_at(given, f) if _at(given, f) is not _NONE else _at(entry, c)
-                          for f, c in zip(fields, theirs)]
-                limit = [_at(entry, c) for c in theirs]
-                mine_v, limit_v = _product(merged), _product(limit)
-                if mine_v is None or limit_v is None:
-                    continue
-                checked[0] += 1
-                if mine_v > limit_v:
-                    first = next(f for f in fields if _at(given, f) is not _NONE)
-                    exceeded.append({
-                        "path": dotted(at + undotted(first)), "manifest": mine_v, "catalog": limit_v,
-                        "manifest_text": _shown(merged, mine_v), "catalog_text": _shown(limit, limit_v),
-                        "what": bound.get("what", " x ".join(fields)), "fields": " * ".join(fields),
-                        "catalog_fields": " * ".join(theirs), "kind": kind, "entry": entry["name"],
-                        "as_of": entry["as_of"], "source": entry.get("source", {}),
-                    })
+            checked[0] += 1
+            if mine_v > limit_v:
+                first = next(f for f, v in zip(fields, mine) if v is not _NONE)
+                exceeded.append({
+                    "path": dotted(at + undotted(first)), "manifest": mine_v, "catalog": limit_v,
+                    "manifest_text": _shown(merged, mine_v), "catalog_text": _shown(limit, limit_v),
+                    "what": bound.get("what", " x ".join(fields)), "fields": " * ".join(fields),
+                    "catalog_fields": " * ".join(theirs), "kind": kind, "entry": entry["name"],
+                    "as_of": entry["as_of"], "source": entry.get("source", {}),
+                })
 
     given_pools = doc.data.get("node_pools", []) if isinstance(doc.data, dict) else []
     for i, pool in enumerate(data.get("node_pools", [])):
