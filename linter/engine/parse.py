@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Any, Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing would cost a fresh process about 2 ms
+    from typing import Any, Iterator
 
 # Left to Jinja (refused): deeper nesting of expressions, unary operators and blocks (the
 # built-in pack nests 6 deep), and more tokens in one tag (it has at most 53). A tag's tokens
@@ -436,6 +439,10 @@ _VARIABLE_BODY = re.compile(r"""(?:[^'"}\-]+|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"
 _BLOCK_BODY = re.compile(r"""(?:[^'"%+\-]+|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[-+](?!%\})|%(?!\}))*""", re.S)
 _TAG_START = re.compile(r"\{[{%#]")
 _SPACE = re.compile(r"\s*")
+# a name, attributes, perhaps one filter without arguments; spaces only around the name and filter
+_SIMPLE_OUTPUT = re.compile(r"[ \t]*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]*"
+                            r"(?:\|[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*)?")
+_NOT_A_NAME = frozenset(("true", "false", "none", "True", "False", "None", "not"))  # constants; `not` starts a Not
 
 _END = ""  # after the last token of a tag
 _EOF = "\0"  # after the last token of a whole expression: no rule takes it as a tag's end
@@ -443,6 +450,10 @@ _EOF = "\0"  # after the last token of a whole expression: no rule takes it as a
 _COMPARE = {"==": "eq", "!=": "ne", "<": "lt", "<=": "lteq", ">": "gt", ">=": "gteq"}
 _MATH1 = {"+": Add, "-": Sub}
 _MATH2 = {"*": Mul, "/": Div, "//": FloorDiv, "%": Mod}
+_ARITHMETIC = frozenset((*_MATH1, "~", *_MATH2, "**"))
+_OPERATORS = _ARITHMETIC | frozenset((*_COMPARE, "in", "not", "and", "or"))  # after an operand, below `if`
+_POSTFIX = frozenset(".[(")
+_FILTER_OR_TEST = frozenset(("|", "is", "("))
 _TEST_ARGUMENT = frozenset("([{") | _QUOTES | _DIGITS | _NAME_START
 _BLOCK_ENDS = (_END, ")")
 
@@ -589,6 +600,10 @@ class _Parser:
                     self.pos = _SPACE.match(source, end + 3).end()
                 else:
                     raise Unsupported("variable tag without an end")
+                simple = _SIMPLE_OUTPUT.fullmatch(source, inner, end)
+                if simple is not None and simple.group(1) not in _NOT_A_NAME:
+                    data.append(self.simple_output(simple))
+                    continue
                 self.tokenize(inner, end, _END)
                 data.append(self.parse_tuple(with_condexpr=True))
                 if self.t[self.i] != _END:
@@ -611,6 +626,18 @@ class _Parser:
             body.append(self.parse_statement())
             if self.t[self.i] != _END:
                 self.fail()
+
+    def simple_output(self, match: re.Match) -> Node:
+        """`{{ name.attr.attr }}` or `{{ name.attr | filter }}` on one line, the most common
+        tags, built without tokens: what the full parse of them gives."""
+        line = self.line_at(match.start())
+        node: Node = Name(match.group(1), "load", line)
+        if match.group(2):
+            for attr in match.group(2)[1:].split("."):
+                node = Getattr(node, attr, "load", line)
+        if match.group(3):
+            node = Filter(node, match.group(3), [], [], None, None, line)
+        return node
 
     def parse_statement(self) -> Node:
         word = self.t[0]
@@ -721,20 +748,36 @@ class _Parser:
             line = self.l[self.i]
         return expr1
 
+    # Each level below may be handed its first operand already parsed (`first`, whose first
+    # token is on `line`). parse_or parses the operand first and, when no operator follows
+    # it (as after most operands), returns it without descending through every level, each
+    # of which would hand it back unchanged.
+
     def parse_or(self) -> Node:
         self.deeper()
+        t = self.t
         line = self.l[self.i]
-        left = self.parse_and()
-        while self.t[self.i] == "or":
+        if t[self.i] == "not":
+            left = self.parse_and()
+        else:
+            first = self.parse_unary()
+            if t[self.i] not in _OPERATORS:
+                self.depth -= 1
+                return first
+            left = self.parse_and(first, line)
+        while t[self.i] == "or":
             self.i += 1
             left = Or(left, self.parse_and(), line)
             line = self.l[self.i]
         self.depth -= 1
         return left
 
-    def parse_and(self) -> Node:
-        line = self.l[self.i]
-        left = self.parse_not()
+    def parse_and(self, first: Node | None = None, line: int = 0) -> Node:
+        if first is None:
+            line = self.l[self.i]
+            left = self.parse_not()
+        else:
+            left = self.parse_compare(first, line)
         while self.t[self.i] == "and":
             self.i += 1
             left = And(left, self.parse_not(), line)
@@ -751,32 +794,45 @@ class _Parser:
             return node
         return self.parse_compare()
 
-    def parse_compare(self) -> Node:
+    def parse_arith(self) -> Node:
+        """parse_math1, which is the operand itself when no arithmetic operator follows it."""
         line = self.l[self.i]
-        expr = self.parse_math1()
-        ops = []
+        first = self.parse_unary()
+        if self.t[self.i] in _ARITHMETIC:
+            return self.parse_math1(first, line)
+        return first
+
+    def parse_compare(self, first: Node | None = None, line: int = 0) -> Node:
         t = self.t
+        if first is None:
+            expr = self.parse_arith()
+        elif t[self.i] in _ARITHMETIC:
+            expr = self.parse_math1(first, line)
+        else:
+            expr = first
+        ops = []
         while True:
             token = t[self.i]
             if token in _COMPARE:
                 self.i += 1
-                ops.append(Operand(_COMPARE[token], self.parse_math1()))
+                ops.append(Operand(_COMPARE[token], self.parse_arith()))
             elif token == "in":
                 self.i += 1
-                ops.append(Operand("in", self.parse_math1()))
+                ops.append(Operand("in", self.parse_arith()))
             elif token == "not" and t[self.i + 1] == "in":
                 self.i += 2
-                ops.append(Operand("notin", self.parse_math1()))
+                ops.append(Operand("notin", self.parse_arith()))
             else:
                 break
-            line = self.l[self.i]
+            line = self.l[self.i]  # Jinja's line of a comparison: the token after its last operand
         if not ops:
             return expr
         return Compare(expr, ops, line)
 
-    def parse_math1(self) -> Node:
-        line = self.l[self.i]
-        left = self.parse_concat()
+    def parse_math1(self, first: Node | None = None, line: int = 0) -> Node:
+        if first is None:
+            line = self.l[self.i]
+        left = self.parse_concat(first, line)
         while self.t[self.i] in _MATH1:
             cls = _MATH1[self.t[self.i]]
             self.i += 1
@@ -784,20 +840,22 @@ class _Parser:
             line = self.l[self.i]
         return left
 
-    def parse_concat(self) -> Node:
-        line = self.l[self.i]
-        first = self.parse_math2()
+    def parse_concat(self, first: Node | None = None, line: int = 0) -> Node:
+        if first is None:
+            line = self.l[self.i]
+        left = self.parse_math2(first, line)
         if self.t[self.i] != "~":
-            return first
-        args = [first]
+            return left
+        args = [left]
         while self.t[self.i] == "~":
             self.i += 1
             args.append(self.parse_math2())
         return Concat(args, line)
 
-    def parse_math2(self) -> Node:
-        line = self.l[self.i]
-        left = self.parse_pow()
+    def parse_math2(self, first: Node | None = None, line: int = 0) -> Node:
+        if first is None:
+            line = self.l[self.i]
+        left = self.parse_pow(first, line)
         while self.t[self.i] in _MATH2:
             cls = _MATH2[self.t[self.i]]
             self.i += 1
@@ -805,9 +863,12 @@ class _Parser:
             line = self.l[self.i]
         return left
 
-    def parse_pow(self) -> Node:
-        line = self.l[self.i]
-        left = self.parse_unary()
+    def parse_pow(self, first: Node | None = None, line: int = 0) -> Node:
+        if first is None:
+            line = self.l[self.i]
+            left = self.parse_unary()
+        else:
+            left = first
         while self.t[self.i] == "**":
             self.i += 1
             left = Pow(left, self.parse_unary(), line)
@@ -815,7 +876,8 @@ class _Parser:
         return left
 
     def parse_unary(self, with_filter: bool = True) -> Node:
-        token = self.t[self.i]
+        t = self.t
+        token = t[self.i]
         if token == "-" or token == "+":
             line = self.l[self.i]
             self.i += 1
@@ -824,8 +886,9 @@ class _Parser:
             self.depth -= 1
         else:
             node = self.parse_primary()
-        node = self.parse_postfix(node)
-        if with_filter:
+        if t[self.i] in _POSTFIX:
+            node = self.parse_postfix(node)
+        if with_filter and t[self.i] in _FILTER_OR_TEST:
             node = self.parse_filter_expr(node)
         return node
 
