@@ -156,7 +156,7 @@ TRICKY = [
     ("expr", "true and True or false or False or none or None"), ("expr", "x.0.1"), ("expr", "x[0][1:2][::3][1:][:-1][a, b]"),
     ("expr", "x[::]"), ("expr", "x[1:2:3]"), ("expr", "x[]"), ("expr", "f(1, 2, a=3, *b, **c)"), ("expr", "f(a=1,)"),
     ("expr", "f()()"), ("expr", "f(x)[0].y(z)"), ("expr", "[1, 2, [3, (4,)], ()]"), ("expr", "[1, 2,]"), ("expr", "(1,)"),
-    ("expr", "((1, 2), (3,))"), ("expr", "{'a': 1, 'b': {'c': [2]},}"), ("expr", "{}"), ("expr", "{1: {2: 3}}"),
+    ("expr", "((1, 2), (3,))"), ("expr", "{'a': 1, 'b': {'c': [2]},}"), ("expr", "{}"), ("expr", "{1: {2: 3}}"), ("expr", "{'a': {'b': 1}}"),
     ("expr", "'it''s' \"ok\""), ("expr", r"'a\nb\tc\\d\'e\x41\u00e9'"), ("expr", "'é' + \"ü\""),
     ("expr", "'{{ not a tag }}' ~ '%}'"), ("expr", "a ~ b ~ c + d"), ("expr", "manifest.node_pools | map(attribute='count') | sum"),
     ("expr", "a\n  and b\n  or c\n == d"), ("expr", "x\n.y\n[0]\n|f\n(1)\nis t\n2"), ("expr", "x\r\n+ y\r+ z\n"),
@@ -190,7 +190,7 @@ REFUSED = [
     ("expr", ""), ("expr", "a +"), ("expr", "(a"), ("expr", "a)"), ("expr", "[1, 2"), ("expr", "f(a=1, 2)"), ("expr", "f(*a, *b)"),
     ("expr", "a b"), ("expr", "a }}"), ("expr", "a -}} b"), ("expr", "x is is y"), ("expr", "x is"), ("expr", "'unterminated"),
     ("expr", "a ! b"), ("expr", "a @ b"), ("expr", "naïve"), ("expr", "x\u00a0+ 1"), ("expr", "1\u0663"), ("expr", r"'\x4'"), ("expr", r"'\d'"),
-    ("expr", "a, b"), ("expr", "x.1.5"), ("expr", "x. 1.5"), ("expr", "1abc"), ("expr", "foo.1e3"), ("expr", "a[1,]"), ("expr", "{1: 2"),
+    ("expr", "a, b"), ("expr", "a\0b"), ("expr", "a\0"), ("tmpl", "{{ a\0 }}"), ("expr", "x.1.5"), ("expr", "x. 1.5"), ("expr", "1abc"), ("expr", "foo.1e3"), ("expr", "a[1,]"), ("expr", "{1: 2"),
     ("tmpl", "{{ }}"), ("tmpl", "{{ x"), ("tmpl", "{% if x %}"), ("tmpl", "{% endif %}"), ("tmpl", "{% if x %}{% endfor %}"),
     ("tmpl", "{# open"), ("tmpl", "{% raw %}{{ x }}{% endraw %}"), ("tmpl", "{%- raw -%}x{% endraw %}"),
     ("tmpl", "{% macro f() %}{% endmacro %}"), ("tmpl", "{% include 'x' %}"), ("tmpl", "{% set a %}x{% endset %}"),
@@ -269,15 +269,19 @@ def _blocks(inner):
             lambda t: f"{{%{t[0]} if {t[1]} %}}{t[2]}{{% else {t[3]}%}}{t[4]}{{% endif %}}"),
         st.tuples(EXPRESSIONS, inner, EXPRESSIONS, inner).map(
             lambda t: f"{{% if {t[0]} %}}{t[1]}{{% elif {t[2]} %}}{t[3]}{{% endif %}}"),
-        st.tuples(st.sampled_from(["x", "a, b", "(a, b)", "x,"]), EXPRESSIONS, st.sampled_from(["", " if x", " recursive"]), inner).map(
-            lambda t: f"{{% for {t[0]} in {t[1]}{t[2]} %}}{t[3]}{{% endfor %}}"),
+        st.tuples(st.sampled_from(["x", "a, b", "(a, b)", "x,"]), EXPRESSIONS, st.sampled_from(["", " if x", " recursive"]), inner,
+                  st.sampled_from(["", "{% else %}", "{%- else -%}\n"])).map(
+            lambda t: f"{{% for {t[0]} in {t[1]}{t[2]} %}}{t[3]}{t[4]}{{% endfor %}}"),
     )
 
 
 PIECES = st.one_of(
     TEXT, st.tuples(SIGN, EXPRESSIONS, SIGN).map(lambda t: f"{{{{{t[0]} {t[1]} {t[2]}}}}}"),
     st.tuples(SIGN, TEXT, SIGN).map(lambda t: f"{{#{t[0]}{t[1]}{t[2]}#}}"),
-    st.tuples(st.sampled_from(["x", "a, b", "ns.x"]), EXPRESSIONS).map(lambda t: f"{{% set {t[0]} = {t[1]} %}}"),
+    st.tuples(st.sampled_from(["x", "a, b", "ns.x", "(a, b)"]), EXPRESSIONS).map(lambda t: f"{{% set {t[0]} = {t[1]} %}}"),
+    st.tuples(EXPRESSIONS, EXPRESSIONS).map(lambda t: f"{{% print {t[0]}, {t[1]} %}}"),
+    st.tuples(st.sampled_from(["", "-", "+"]), NAMES, st.sampled_from(["", ".y", ".y.z", " | f", ".y|g"]), SPACE).map(
+        lambda t: f"{{{{{t[0]}{t[3]}{t[1]}{t[2]}{t[3]}}}}}"),
 )
 TEMPLATES = st.recursive(PIECES, _blocks, max_leaves=8)
 

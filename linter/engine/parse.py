@@ -445,7 +445,8 @@ _SIMPLE_OUTPUT = re.compile(r"[ \t]*([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za
 _NOT_A_NAME = frozenset(("true", "false", "none", "True", "False", "None", "not"))  # constants; `not` starts a Not
 
 _END = ""  # after the last token of a tag
-_EOF = "\0"  # after the last token of a whole expression: no rule takes it as a tag's end
+_EOF = "\0\0"  # after the last token of a whole expression: no rule takes it as a tag's end, and
+# no token is two NULs (a NUL in the source is a one-character token, which is refused)
 
 _COMPARE = {"==": "eq", "!=": "ne", "<": "lt", "<=": "lteq", ">": "gt", ">=": "gteq"}
 _MATH1 = {"+": Add, "-": Sub}
