@@ -85,10 +85,8 @@ def _installed(package: str) -> str:
 
 
 def _key(folders: list[Path], schemas: Path) -> str:
-    import jinja2
-
     digest = hashlib.sha256()
-    digest.update(repr((sys.version, jinja2.__version__, _installed("pydantic"))).encode())
+    digest.update(repr((sys.version, _installed("jinja2"), _installed("pydantic"))).encode())
     for module in sorted(_LINTER.rglob("*.py")):
         stat = module.stat()
         digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
@@ -136,7 +134,7 @@ class _Pickler(pickle.Pickler):
         kind = getattr(obj, "hwlint_kind", None)
         if kind is None:
             return None
-        return ("jinja", kind, marshal.dumps(obj.hwlint_code))
+        return ("rule", kind, marshal.dumps(obj.hwlint_code))
 
 
 class _Unpickler(pickle.Unpickler):
@@ -144,7 +142,7 @@ class _Unpickler(pickle.Unpickler):
         from linter.engine.sandbox import Deferred
 
         tag, kind, code = pid
-        if tag != "jinja" or kind not in ("expr", "tmpl"):
+        if tag != "rule" or kind not in ("expr", "tmpl"):
             raise pickle.UnpicklingError(f"unknown object {tag!r}")
         return Deferred(code, kind)  # rebuilt from its code when first run
 

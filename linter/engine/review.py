@@ -300,16 +300,14 @@ def choose_tier(data: dict, override: str | None, inferred: str, reason: str,
 def infer_tier(pack: RulePack, data: dict, facts: dict) -> tuple[str, str, tuple[str, ...]]:
     """The first tier of rules/tiers.yaml whose `when` holds: (name, "inferred: why", ()).
     Undecided (a count unknown) gives the largest tier and, third, the values that were unknown."""
-    from linter.engine.sandbox import environment
-    from linter.engine.sandbox import MissingData, Recorder, compiled, wrap
+    from linter.engine.sandbox import MissingData, Recorder, wrap
 
-    env = environment()
     scope = {"facts": wrap(facts, "facts", Recorder()), "manifest": wrap(data, "", Recorder())}
     skipped_unknown = []
     for tier in pack.tiers:
         try:
-            if _test(pack, env, tier["when"], "expr")(**scope):
-                reason = _test(pack, env, tier["reason"], "tmpl").render(**scope)
+            if _test(pack, tier["when"], "expr")(**scope):
+                reason = _test(pack, tier["reason"], "tmpl").render(**scope)
                 note = f" ({', '.join(skipped_unknown)} unknown)" if skipped_unknown else ""
                 return tier["name"], f"inferred: {reason}{note}", ()
         except MissingData as exc:
@@ -318,26 +316,27 @@ def infer_tier(pack: RulePack, data: dict, facts: dict) -> tuple[str, str, tuple
     return last, f"inferred: none of the tiers could be decided ({', '.join(skipped_unknown)} unknown)", tuple(skipped_unknown) or ("facts.compute_nodes",)
 
 
-def _test(pack: RulePack, env: Any, source: str, kind: str) -> Any:
+def _test(pack: RulePack, source: str, kind: str) -> Any:
     """A tier or condition test: compiled with the pack, else once per process."""
-    from linter.engine.sandbox import compiled
-
     found = pack.compiled.get((source, kind))
-    return found if found is not None else compiled(env, source, kind)
+    if found is None:
+        from linter.engine.compiler import compiled
+
+        found = compiled(source, kind)
+    return found
 
 
 def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
     """The conditions of rules/conditions.yaml that hold for this manifest: name -> reason.
     A condition that reads a value the manifest leaves out does not hold."""
-    from linter.engine.sandbox import MissingData, Recorder, compiled, environment, wrap
+    from linter.engine.sandbox import MissingData, Recorder, wrap
 
-    env = environment()
     scope = {"facts": wrap(facts, "facts", Recorder()), "manifest": wrap(data, "", Recorder())}
     out = {}
     for condition in pack.conditions:
         try:
-            if _test(pack, env, condition["when"], "expr")(**scope):
-                out[condition["name"]] = one_line(_test(pack, env, condition["reason"], "tmpl").render(**scope))
+            if _test(pack, condition["when"], "expr")(**scope):
+                out[condition["name"]] = one_line(_test(pack, condition["reason"], "tmpl").render(**scope))
         except MissingData:
             continue
     return out

@@ -160,16 +160,15 @@ def _build_pack(folders: list[Path]) -> RulePack:
 def _compile_tests(pack: RulePack) -> None:
     """The tier and condition tests, compiled once with the pack. One that does not compile
     is left out here and fails where the review runs it, as it would without the cache."""
-    from linter.engine.sandbox import compiled, environment
+    from linter.engine.compiler import compiled
 
-    env = environment()
     for record in (*pack.tiers, *pack.conditions):
         for key, kind in (("when", "expr"), ("reason", "tmpl")):
             source = record.get(key)
             if not isinstance(source, str):
                 continue
             try:
-                pack.compiled[(source, kind)] = compiled(env, source, kind)
+                pack.compiled[(source, kind)] = compiled(source, kind)
             except Exception:  # noqa: BLE001 - reported by the review that runs it
                 continue
 
@@ -278,11 +277,8 @@ def _plain(node: dict[str, Any], value: Any, defs: dict[str, Any]) -> Any:
 
 
 def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
-    from jinja2 import TemplateSyntaxError
+    from linter.engine.compiler import Refused, SourceError, check_template, compile_source, descendants, parse, references
 
-    from linter.engine.sandbox import check_template, compile_source, descendants, environment, references
-
-    env = environment()
     before = len(problems)
 
     def where(key: str) -> str:
@@ -297,19 +293,20 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
             continue
         found: list[str] = []
         try:
-            ast = env.parse(source if kind == "tmpl" else "{{ " + source + " }}")
-            # checked before compiling, which may fold the tree; reported after, as a source
-            # that does not compile is reported for that alone
-            every = descendants(ast)
-            for root, path, _ in references(ast, every):
+            tree = parse(source, kind)
+            every = descendants(tree)
+            for root, path, _ in references(tree, every):
                 problem = check_reference(root, path)
                 if problem:
                     found.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
-            found.extend(f"{where(key)}: {key} {problem}" for problem in check_template(ast, env, every))
-            compiled[key] = compile_source(env, source, kind, ast if kind == "tmpl" else None)
-        except TemplateSyntaxError as exc:
-            problems.append(f"{where(key)}: {key} is not a valid expression: {exc.message}")
+            found.extend(f"{where(key)}: {key} {problem}" for problem in check_template(tree, every))
+            compiled[key] = compile_source(source, kind, tree)
+        except SourceError as exc:  # reported alone, as a source that does not compile
+            problems.append(f"{where(key)}: {key} is not a valid expression: {exc}")
             continue
+        except Refused as exc:  # a construct the checks above name already, or one only the compiler knows
+            if not found:
+                problems.append(f"{where(key)}: {key} uses {exc}, which rules may not use")
         except RecursionError:
             problems.append(f"{where(key)}: {key} is nested too deeply to compile")
             continue

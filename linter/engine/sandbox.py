@@ -1,22 +1,29 @@
 """The sandbox rule expressions and message templates run in.
 
-Rules see two names, `manifest` (the resolved manifest) and `facts` (derived values),
-wrapped in `Scope` objects that expose data keys only, never Python attributes, and that
-record every leaf value a rule reads (the "facts used" of its result). Reading a value
-the manifest does not give raises `MissingData` naming the manifest path, which the engine
-turns into a *pending* result.
+Rules are written in Jinja2's expression and template language. `linter.engine.compiler`
+translates each one, when a pack is built, into a small Python function whose every
+attribute read, item read, call, filter, test, comparison and `* ** + %` goes through the
+functions below; this module is all a loaded rule needs to run, so a check imports no
+template engine.
+
+Rules see two names, `manifest` (the resolved manifest) and `facts` (derived values), and
+`pool` (the largest compute pool), wrapped in `Scope` objects that expose data keys only,
+never Python attributes, and that record every leaf value a rule reads (the "facts used" of
+its result). Reading a value the manifest does not give raises `MissingData` naming the
+manifest path, which the engine turns into a *pending* result.
 
 Rules come from files a pull request can change, so they are treated as hostile:
 
-- at load (`check_template`): no attribute or key starting with `_`, no names but
-  `manifest`, `pool`, `facts`, the globals below and the template's own loop and `set`
+- when compiled (`compiler.check_template`): no attribute or key starting with `_`, no names
+  but `manifest`, `pool`, `facts`, the globals below and the template's own loop and `set`
   variables, no macros, includes, imports, block `set`s, filter blocks or `~`;
 - while running: only an allowlist of filters and of read-only text, list and dict methods;
-  lists and dicts cannot be changed; `**`, `*`, `+`, `%`, `range`, `join`, `replace` and
-  `format` are refused before they would build a number over MAX_INT_BITS bits or a text
-  or list over MAX_TEXT / MAX_SEQUENCE items; a rendered text stops at MAX_TEXT
-  characters; one expression or template may run for TIME_BUDGET seconds (a SIGALRM
-  timer, on Unix in the main thread) and is then stopped.
+  lists and dicts cannot be changed; attributes of functions, types, generators and frames
+  cannot be read; `**`, `*`, `+`, `%`, `range`, `join`, `replace` and `format` are refused
+  before they would build a number over MAX_INT_BITS bits or a text or list over MAX_TEXT /
+  MAX_SEQUENCE items; a rendered text stops at MAX_TEXT characters; one expression or
+  template may run for TIME_BUDGET seconds (a SIGALRM timer, on Unix in the main thread) and
+  is then stopped.
 
 Every refusal is a SecurityError with a plain message; the engine reports it as that
 rule's error and goes on with the other rules.
@@ -25,24 +32,17 @@ rule's error and goes on with the other rules.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import math
 import operator
 import re
 import signal
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import types
+from collections import abc, deque
 from contextlib import contextmanager
-from functools import lru_cache
-from typing import Any, Iterator
-
-from jinja2 import StrictUndefined, nodes, pass_eval_context
-from jinja2.compiler import CodeGenerator
-from jinja2.environment import Template, TemplateExpression
-from jinja2.exceptions import SecurityError
-from jinja2.filters import do_format, do_join, do_replace
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from itertools import chain, groupby
+from typing import Any, Callable, Iterator, NamedTuple
 
 from linter.physics.facts import Unknown
 from linter.numbers import num
@@ -59,14 +59,6 @@ PACK_BUDGET = 10.0  # seconds the whole rule pack may run on one manifest
 # their operands weighed first, so no one call runs long where the timer cannot stop it.
 MAX_WEIGHT = 1_000_000
 
-# Filters a rule may use (Jinja's own, minus those that build unbounded text or reach
-# attributes directly); `join`, `replace` and `format` are replaced by bounded versions.
-FILTERS = (
-    "abs", "capitalize", "count", "d", "default", "dictsort", "first", "float", "groupby", "int",
-    "items", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
-    "reverse", "round", "select", "selectattr", "sort", "string", "sum", "title", "trim",
-    "truncate", "unique", "upper", "wordcount",
-)
 # Methods a rule may call on text, numbers, lists and mappings: all read-only.
 METHODS = frozenset((
     "lower", "upper", "title", "capitalize", "casefold", "strip", "lstrip", "rstrip", "startswith",
@@ -75,15 +67,15 @@ METHODS = frozenset((
     "isdecimal", "removeprefix", "removesuffix", "get", "keys", "values", "items", "is_integer",
     "bit_length",
 ))
-# Template constructs rules may not use: they can recurse, read other files or build text
-# outside the output bound.
-FORBIDDEN = {
-    nodes.Macro: "macros", nodes.CallBlock: "call blocks", nodes.Include: "include",
-    nodes.Import: "import", nodes.FromImport: "import", nodes.Extends: "extends",
-    nodes.Block: "blocks", nodes.AssignBlock: "block set", nodes.FilterBlock: "filter blocks",
-    nodes.Concat: "the ~ operator",
-}
 ROOTS = ("manifest", "pool", "facts")
+
+
+class SecurityError(Exception):
+    """A rule tried something the sandbox does not allow."""
+
+
+class RuleTimeout(SecurityError):
+    """A rule ran longer than TIME_BUDGET."""
 
 
 class MissingData(Exception):
@@ -94,27 +86,86 @@ class MissingData(Exception):
         self.needs = needs
 
 
-class Missing(StrictUndefined):
-    """Undefined that knows which manifest paths would define it."""
+class Missing:
+    """A value a rule read that is not there. Testing (`is defined`) and `default` see it;
+    anything else done with it raises MissingData naming the manifest paths that would
+    define it (or, for a value that is not a manifest path, what was missing)."""
 
-    __slots__ = ("_needs",)
+    __slots__ = ("_needs", "_hint", "_name")
 
-    def __init__(self, hint: str | None = None, *args: Any, needs: tuple[str, ...] = (), **kwargs: Any):
-        super().__init__(hint, *args, **kwargs)
-        self._needs = needs
+    def __init__(self, hint: str | None = None, needs: tuple[str, ...] = (), name: Any = None):
+        self._hint, self._needs, self._name = hint, needs, name
 
-    def _fail_with_undefined_error(self, *args: Any, **kwargs: Any) -> Any:
-        # jinja's own hints ("No first item, sequence was empty.") say what is missing too
-        raise MissingData(self._needs or (self._undefined_hint or str(self._undefined_name),))
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise MissingData(self._needs or (self._hint or str(self._name),))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._fail()
+
+    def __repr__(self) -> str:
+        return "Undefined"
+
+    # everything else a rule can do with a value (as Jinja2's StrictUndefined)
+    __bool__ = __len__ = __iter__ = __str__ = __contains__ = __hash__ = _fail
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __call__ = __getitem__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _fail
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _fail
+    __int__ = __float__ = __complex__ = _fail
 
 
+class UndefinedError(Exception):
+    """Something other than printing, truth or iteration done with a `Blank`."""
 
-# jinja2 binds its operators to the base class's failure function; point them at ours.
-for _cls in (StrictUndefined, *StrictUndefined.__mro__):
-    for _name, _value in list(vars(_cls).items()):
-        if _value is getattr(_cls, "_fail_with_undefined_error", None) and _name.startswith("__") and _name not in vars(Missing):
-            setattr(Missing, _name, Missing._fail_with_undefined_error)
 
+class Blank:
+    """The value of `a if b` when b is false and there is no else: prints as nothing, is
+    false and empty; anything else done with it is an UndefinedError (as in Jinja2)."""
+
+    __slots__ = ("_hint",)
+
+    def __init__(self, hint: str):
+        self._hint = hint
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise UndefinedError(self._hint)
+
+    def __getattr__(self, name: str) -> Any:
+        if name[:2] == "__" and name[-2:] == "__":
+            raise AttributeError(name)
+        return self._fail()
+
+    def __eq__(self, other: Any) -> bool:
+        return type(self) is type(other)
+
+    def __ne__(self, other: Any) -> bool:
+        return type(self) is not type(other)
+
+    def __hash__(self) -> int:
+        return id(Blank)
+
+    def __str__(self) -> str:
+        return ""
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "Undefined"
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _fail
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = _fail
+    __call__ = __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = __int__ = __float__ = __complex__ = _fail
+
+
+UNDEFINED = (Missing, Blank)  # what `is defined` and `default` see as not there
 
 _LEAVES = frozenset((int, float, str, bool, type(None)))
 
@@ -134,7 +185,7 @@ def wrap(value: Any, path: str, recorder: Recorder) -> Any:
     if kind in _LEAVES:  # most reads end at a number or a text: skip the slower ABC checks
         recorder[path] = value
         return value
-    if kind is dict or (isinstance(value, Mapping) and not isinstance(value, Scope)):
+    if kind is dict or (isinstance(value, abc.Mapping) and not isinstance(value, Scope)):
         return Scope(value, path, recorder)
     if isinstance(value, list):
         return ScopeList(value, path, recorder)
@@ -144,12 +195,12 @@ def wrap(value: Any, path: str, recorder: Recorder) -> Any:
     return value
 
 
-class Scope(Mapping):
+class Scope(abc.Mapping):
     """Read-only view of a mapping: keys become attributes, absent keys become Missing."""
 
     __slots__ = ("_data", "_path", "_recorder")
 
-    def __init__(self, data: Mapping, path: str, recorder: Recorder):
+    def __init__(self, data: abc.Mapping, path: str, recorder: Recorder):
         self._data, self._path, self._recorder = data, path, recorder
 
     def lookup(self, key: Any) -> Any:
@@ -171,7 +222,7 @@ class Scope(Mapping):
         return f"<{self._path or 'manifest'}>"
 
 
-class ScopeList(Sequence):
+class ScopeList(abc.Sequence):
     __slots__ = ("_items", "_path", "_recorder")
 
     def __init__(self, items: list, path: str, recorder: Recorder):
@@ -200,23 +251,7 @@ class ScopeList(Sequence):
         return f"<{self._path}>"
 
 
-def _days_between(start: Any, end: Any) -> int:
-    return (dt.date.fromisoformat(str(end)[:10]) - dt.date.fromisoformat(str(start)[:10])).days
-
-
-def _add_days(day: Any, days: float) -> str:
-    return (dt.date.fromisoformat(str(day)[:10]) + dt.timedelta(days=float(days))).isoformat()
-
-
-def _safe_range(*args: int) -> range:
-    r = range(*args)
-    if len(r) > MAX_RANGE:
-        raise SecurityError(f"range of {len(r):,} items is over the limit of {MAX_RANGE:,}")
-    return r
-
-
-class RuleTimeout(SecurityError):
-    """A rule ran longer than TIME_BUDGET."""
+# --- the time budget ------------------------------------------------------------------
 
 
 class _Budget(threading.local):
@@ -279,41 +314,7 @@ def pack_budget(seconds: float = PACK_BUDGET) -> Iterator[None]:
         _budget.deadline = outer
 
 
-class BoundedTemplate(Template):
-    """A template whose rendering stops at MAX_TEXT characters and TIME_BUDGET seconds."""
-
-    def render(self, *args: Any, **kwargs: Any) -> str:
-        if _budget.armed:  # inside a running budget (a rule's message): no budget of its own
-            return self._render(dict(*args, **kwargs))
-        with time_budget():
-            return self._render(dict(*args, **kwargs))
-
-    def _render(self, variables: dict) -> str:
-        parts: list[str] = []
-        size = 0
-        for part in self.root_render_func(self.new_context(variables)):
-            size += len(part)
-            if size > MAX_TEXT:
-                raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
-            parts.append(part)
-        return "".join(parts)
-
-
-class BoundedExpression(TemplateExpression):
-    """An expression that stops after TIME_BUDGET seconds."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _budget.armed:  # inside a running budget (the rule's): no budget of its own
-            return super().__call__(*args, **kwargs)
-        with time_budget():
-            return super().__call__(*args, **kwargs)
-
-
-def _refuse_long(value: Any, what: str) -> Any:
-    if isinstance(value, (str, list, tuple)) and len(value) > MAX_TEXT:
-        raise SecurityError(f"{what} of {len(value):,} items is over the limit of {MAX_TEXT:,}")
-    return value
-
+# --- weighing: no single C-level call handed more than MAX_WEIGHT --------------------------
 
 _SCALARS = frozenset((int, float, bool, type(None), str))
 _FLAT = (list, tuple, set, frozenset)
@@ -352,6 +353,14 @@ def _weigh_all(values: Any) -> None:
             weigh(value)
 
 
+def _refuse_long(value: Any, what: str) -> Any:
+    if isinstance(value, (str, list, tuple)) and len(value) > MAX_TEXT:
+        raise SecurityError(f"{what} of {len(value):,} items is over the limit of {MAX_TEXT:,}")
+    return value
+
+
+# --- what compiled rules call -----------------------------------------------------------
+
 _COMPARE = {
     "eq": operator.eq, "ne": operator.ne, "gt": operator.gt, "gteq": operator.ge,
     "lt": operator.lt, "lteq": operator.le,
@@ -374,16 +383,233 @@ def compare(left: Any, *rest: Any) -> Any:
     return result
 
 
-class _Generator(CodeGenerator):
-    """Jinja's code generator, except that comparisons go through `compare`."""
+def _check_format(fmt: Any) -> None:
+    if not isinstance(fmt, str):
+        return
+    for width, precision in re.findall(r"%(?:\([^)]*\))?[-+ #0]*(\*|[0-9]+)?(?:\.(\*|[0-9]+))?", fmt):
+        for number in (width, precision):
+            if number == "*" or (number and int(number) > MAX_FORMAT_WIDTH):
+                raise SecurityError(f"a format width or precision of {number} is over the limit of {MAX_FORMAT_WIDTH}")
 
-    def visit_Compare(self, node: nodes.Compare, frame: Any) -> None:
-        self.write("environment.hwlint_compare(")
-        self.visit(node.expr, frame)
-        for operand in node.ops:
-            self.write(f", {operand.op!r}, ")
-            self.visit(operand.expr, frame)
-        self.write(")")
+
+def _check_binop(symbol: str, left: Any, right: Any) -> None:
+    sequence = (str, list, tuple)
+    numbers = isinstance(left, int) and isinstance(right, int)
+    if symbol == "**":  # floats overflow with an error of their own; whole numbers grow
+        if numbers and right > 0 and abs(left) > 1 and abs(left).bit_length() * right > MAX_INT_BITS:
+            raise SecurityError(f"a number of about {abs(left).bit_length() * right:,} bits is over the limit of {MAX_INT_BITS:,}")
+    elif symbol == "*":
+        if isinstance(left, sequence) or isinstance(right, sequence):
+            count = right if isinstance(left, sequence) else left
+            base = left if isinstance(left, sequence) else right
+            if isinstance(count, int) and len(base) * count > MAX_SEQUENCE:
+                raise SecurityError(f"a sequence of {len(base) * count:,} items is over the limit of {MAX_SEQUENCE:,}")
+        elif numbers and abs(left).bit_length() + abs(right).bit_length() > MAX_INT_BITS:
+            raise SecurityError(f"a number of about {abs(left).bit_length() + abs(right).bit_length():,} bits is over the limit of {MAX_INT_BITS:,}")
+    elif symbol == "+" and isinstance(left, sequence) and isinstance(right, sequence):
+        if len(left) + len(right) > MAX_TEXT:
+            raise SecurityError(f"a sequence of {len(left) + len(right):,} items is over the limit of {MAX_TEXT:,}")
+    elif symbol == "%" and isinstance(left, str):
+        _check_format(left)
+        if type(right) not in _SCALARS:
+            weigh(right)
+
+
+_BINOPS = {"+": operator.add, "*": operator.mul, "**": operator.pow, "%": operator.mod}
+
+
+def binop(symbol: str, left: Any, right: Any) -> Any:
+    """`+ * ** %`, refused before they would build too much."""
+    _check_binop(symbol, left, right)
+    return _BINOPS[symbol](left, right)
+
+
+# Methods that change a list, dict, set or deque: a rule may not even read them.
+_MUTATORS = (
+    (abc.MutableSet, frozenset(("add", "clear", "difference_update", "discard", "pop", "remove",
+                                "symmetric_difference_update", "update"))),
+    (abc.MutableMapping, frozenset(("clear", "pop", "popitem", "setdefault", "update"))),
+    (abc.MutableSequence, frozenset(("append", "clear", "pop", "reverse", "insert", "sort", "extend", "remove"))),
+    (deque, frozenset(("append", "appendleft", "clear", "extend", "extendleft", "pop", "popleft", "remove",
+                       "rotate"))),
+)
+# Objects none of whose attributes a rule may read: code, its frames and its namespaces.
+_OPAQUE = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.CodeType, types.FrameType,
+           types.TracebackType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType,
+           types.ModuleType, type)
+
+
+def _safe_attribute(obj: Any, name: str) -> bool:
+    if name.startswith("_") or isinstance(obj, _OPAQUE):
+        return False
+    for kinds, names in _MUTATORS:
+        if isinstance(obj, kinds):
+            return name not in names
+    return True
+
+
+def _unsafe(obj: Any, name: str) -> SecurityError:
+    return SecurityError(f"{type(obj).__name__}.{name} is not available to rules (read-only data only)")
+
+
+def getattr_(obj: Any, name: str) -> Any:
+    """`obj.name`: a data key of a manifest view; else a safe attribute, else an item."""
+    kind = type(obj)
+    if kind is Scope:
+        return obj.lookup(name)
+    if kind is ScopeList:
+        return Missing(needs=(_join(obj._path, name),), name=name)
+    if kind is Missing:
+        return obj._fail()
+    try:
+        value = getattr(obj, name)
+    except AttributeError:
+        try:
+            return obj[name]
+        except (TypeError, LookupError):
+            return Missing(name=name)
+    if _safe_attribute(obj, name):
+        return value
+    raise _unsafe(obj, name)
+
+
+def getitem(obj: Any, key: Any) -> Any:
+    """`obj[key]`: an item; else, for a text key, a safe attribute."""
+    kind = type(obj)
+    if kind is Scope or kind is ScopeList:
+        return obj.lookup(key)
+    if kind is Missing:
+        return obj._fail()
+    try:
+        return obj[key]
+    except (TypeError, LookupError):
+        if isinstance(key, str):
+            try:
+                value = getattr(obj, key)
+            except AttributeError:
+                pass
+            else:
+                if _safe_attribute(obj, key):
+                    return value
+                raise _unsafe(obj, key) from None
+    return Missing(name=key)
+
+
+def _days_between(start: Any, end: Any) -> int:
+    return (dt.date.fromisoformat(str(end)[:10]) - dt.date.fromisoformat(str(start)[:10])).days
+
+
+def _add_days(day: Any, days: float) -> str:
+    return (dt.date.fromisoformat(str(day)[:10]) + dt.timedelta(days=float(days))).isoformat()
+
+
+def _safe_range(*args: int) -> range:
+    r = range(*args)
+    if len(r) > MAX_RANGE:
+        raise SecurityError(f"range of {len(r):,} items is over the limit of {MAX_RANGE:,}")
+    return r
+
+
+# The functions rules may call by name.
+GLOBALS: dict[str, Callable[..., Any]] = {
+    "range": _safe_range, "ceil": math.ceil, "floor": math.floor, "sqrt": math.sqrt,
+    "days_between": _days_between, "add_days": _add_days,
+}
+_GLOBAL_IDS = frozenset(id(f) for f in GLOBALS.values())
+_METHOD_OWNERS = (str, int, float, list, tuple, dict)
+
+
+def call(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """`function(...)`: only the globals above and the read-only METHODS of plain data."""
+    if type(function) is Missing:
+        return function._fail()
+    owner = getattr(function, "__self__", None)
+    allowed = id(function) in _GLOBAL_IDS or (
+        type(function) is types.BuiltinMethodType and isinstance(owner, _METHOD_OWNERS)
+        and function.__name__ in METHODS)
+    if not allowed:
+        name = getattr(function, "__name__", type(function).__name__)
+        raise SecurityError(f"{name}() cannot be called in a rule; rules may call {', '.join(GLOBALS)} and read-only methods")
+    if type(owner) not in _SCALARS or args or kwargs:
+        _weigh_all((owner, *args, *kwargs.values()))
+    return _refuse_long(function(*args, **kwargs), "a result")
+
+
+def resolve(context: dict, name: str) -> Any:
+    """A name a rule reads: given with the call, else a global, else Missing."""
+    if name in context:
+        return context[name]
+    if name in GLOBALS:
+        return GLOBALS[name]
+    return Missing(name=name)
+
+
+def missing_else(hint: str) -> Blank:
+    """The value of `a if b` when b is false."""
+    return Blank(hint)
+
+
+def output(value: Any) -> str:
+    """A `{{ }}` output as text, weighed first."""
+    if type(value) is str:
+        return value
+    if type(value) not in _SCALARS:
+        weigh(value)
+    return str(value)
+
+
+class Writer:
+    """The parts of a rendered template, stopped at MAX_TEXT characters."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+
+    def write(self, part: str) -> None:
+        self.size += len(part)
+        if self.size > MAX_TEXT:
+            raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
+        self.parts.append(part)
+
+
+class LoopContext:
+    """`loop` inside a `{% for %}`: index, index0, revindex, revindex0, first, last,
+    length, depth, depth0, previtem, nextitem."""
+
+    __slots__ = ("_items", "index0", "depth0")
+
+    def __init__(self, items: Any, depth0: int):
+        self._items, self.index0, self.depth0 = list(items), -1, depth0
+
+    def __iter__(self) -> Iterator[Any]:
+        for index, item in enumerate(self._items):
+            self.index0 = index
+            yield item
+
+    index = property(lambda self: self.index0 + 1)
+    length = property(lambda self: len(self._items))
+    revindex = property(lambda self: len(self._items) - self.index0)
+    revindex0 = property(lambda self: len(self._items) - self.index0 - 1)
+    first = property(lambda self: self.index0 == 0)
+    last = property(lambda self: self.index0 == len(self._items) - 1)
+    depth = property(lambda self: self.depth0 + 1)
+    previtem = property(lambda self: self._items[self.index0 - 1] if self.index0 > 0
+                        else Missing("there is no previous item"))
+    nextitem = property(lambda self: self._items[self.index0 + 1] if self.index0 + 1 < len(self._items)
+                        else Missing("there is no next item"))
+
+
+# --- filters and tests ------------------------------------------------------------------
+
+
+class FilterArgumentError(Exception):
+    """A filter was given arguments it cannot use."""
+
+
+class TemplateRuntimeError(Exception):
+    """A filter or test named by text (`map('name')`, `select('name')`) does not exist."""
 
 
 def _bounded_items(items: Any) -> Iterator[Any]:
@@ -397,14 +623,13 @@ def _bounded_items(items: Any) -> Iterator[Any]:
         yield item
 
 
-def _guarded(name: str, function: Any) -> Any:
+def _guarded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """`function` (a filter) with its operands weighed first and its result bounded as it is built."""
 
-    @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
         _weigh_all(args)
         _weigh_all(kwargs.values())
-        if name == "sum" and not isinstance(kwargs.get("start", args[3] if len(args) > 3 else 0), (int, float)):
+        if name == "sum" and not isinstance(kwargs.get("start", args[2] if len(args) > 2 else 0), (int, float)):
             raise SecurityError("sum adds numbers only")
         result = function(*args, **kwargs)
         kind = type(result)
@@ -416,207 +641,370 @@ def _guarded(name: str, function: Any) -> Any:
             return _bounded_items(result)
         return result
 
+    run.__name__ = name
     return run
 
 
-def _finalize(value: Any) -> Any:
-    """Every `{{ }}` output is weighed before Jinja turns it into text."""
-    if type(value) not in _SCALARS:
-        weigh(value)
-    return value
+def _parts(attribute: Any) -> list[Any]:
+    if attribute is None:
+        return []
+    if isinstance(attribute, str):
+        return [int(x) if x.isdigit() else x for x in attribute.split(".")]
+    return [attribute]
 
 
-def _check_format(fmt: Any) -> None:
-    if not isinstance(fmt, str):
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def _getter(attribute: Any, postprocess: Callable[[Any], Any] | None = None, default: Any = None) -> Callable[[Any], Any]:
+    """item -> item.attribute (dotted, `0` for an index), as filters' `attribute=` reads it."""
+    parts = _parts(attribute)
+
+    def get(item: Any) -> Any:
+        for part in parts:
+            item = getitem(item, part)
+            if default is not None and type(item) in UNDEFINED:
+                item = default
+        return postprocess(item) if postprocess is not None else item
+
+    return get
+
+
+def _multi_getter(attribute: Any, postprocess: Callable[[Any], Any] | None) -> Callable[[Any], list[Any]]:
+    """item -> [its value for each of the comma-separated attributes], for `sort`."""
+    getters = [_getter(part, postprocess) for part in (attribute.split(",") if isinstance(attribute, str) else [attribute])]
+    return lambda item: [get(item) for get in getters]
+
+
+def _case(case_sensitive: bool) -> Callable[[Any], Any] | None:
+    return None if case_sensitive else _lower
+
+
+def _default(value: Any, default_value: Any = "", boolean: bool = False) -> Any:
+    return default_value if type(value) in UNDEFINED or (boolean and not value) else value
+
+
+def _first(seq: Any) -> Any:
+    for item in seq:
+        return item
+    return Missing("No first item, sequence was empty.")
+
+
+def _last(seq: Any) -> Any:
+    for item in reversed(seq):
+        return item
+    return Missing("No last item, sequence was empty.")
+
+
+def _int(value: Any, default: int = 0, base: int = 10) -> int:
+    try:
+        return int(value, base) if isinstance(value, str) else int(value)
+    except (TypeError, ValueError):
+        try:  # "42.23" | int is 42
+            return int(float(value))
+        except (TypeError, ValueError, OverflowError):
+            return default
+
+
+def _float(value: Any, default: float = 0.0) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _round(value: Any, precision: int = 0, method: str = "common") -> float:
+    if method not in ("common", "ceil", "floor"):
+        raise FilterArgumentError("method must be common, ceil or floor")
+    if method == "common":
+        return round(value, precision)
+    return getattr(math, method)(value * (10 ** precision)) / (10 ** precision)
+
+
+def _extreme(function: Callable[..., Any]) -> Callable[..., Any]:
+    def pick(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Any:
+        items = iter(value)
+        for first in items:
+            return function(chain([first], items), key=_getter(attribute, _case(case_sensitive)))
+        return Missing("No aggregated item, sequence was empty.")
+
+    return pick
+
+
+def _sort(value: Any, reverse: bool = False, case_sensitive: bool = False, attribute: Any = None) -> list[Any]:
+    return sorted(value, key=_multi_getter(attribute, _case(case_sensitive)), reverse=reverse)
+
+
+def _unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -> Iterator[Any]:
+    key, seen = _getter(attribute, _case(case_sensitive)), set()
+    for item in value:
+        found = key(item)
+        if found not in seen:
+            seen.add(found)
+            yield item
+
+
+class _Group(NamedTuple):
+    grouper: Any
+    list: list
+
+    def __repr__(self) -> str:
+        return tuple.__repr__(self)
+
+    def __str__(self) -> str:
+        return tuple.__str__(self)
+
+
+def _groupby(value: Any, attribute: Any, default: Any = None, case_sensitive: bool = False) -> list[_Group]:
+    key = _getter(attribute, _case(case_sensitive), default)
+    groups = [_Group(k, list(v)) for k, v in groupby(sorted(value, key=key), key)]
+    if not case_sensitive:  # grouped without case, named by the first item's own spelling
+        name = _getter(attribute, default=default)
+        groups = [_Group(name(items[0]), items) for _, items in groups]
+    return groups
+
+
+def _dictsort(value: Any, case_sensitive: bool = False, by: str = "key", reverse: bool = False) -> list[tuple]:
+    if by not in ("key", "value"):
+        raise FilterArgumentError('You can only sort by either "key" or "value"')
+    position = 0 if by == "key" else 1
+    return sorted(value.items(), key=lambda item: item[position] if case_sensitive else _lower(item[position]),
+                  reverse=reverse)
+
+
+def _items(value: Any) -> Iterator[tuple]:
+    if type(value) in UNDEFINED:
         return
-    for width, precision in re.findall(r"%(?:\([^)]*\))?[-+ #0]*(\*|[0-9]+)?(?:\.(\*|[0-9]+))?", fmt):
-        for number in (width, precision):
-            if number == "*" or (number and int(number) > MAX_FORMAT_WIDTH):
-                raise SecurityError(f"a format width or precision of {number} is over the limit of {MAX_FORMAT_WIDTH}")
+    if not isinstance(value, abc.Mapping):
+        raise TypeError("Can only get item pairs from a mapping.")
+    yield from value.items()
 
 
-def _bounded_format(value: Any, *args: Any, **kwargs: Any) -> str:
-    _check_format(value)
-    return _refuse_long(do_format(value, *args, **kwargs), "formatted text")
+def _map(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    if not value:
+        return
+    if not args and "attribute" in kwargs:
+        attribute, default = kwargs.pop("attribute"), kwargs.pop("default", None)
+        if kwargs:
+            raise FilterArgumentError(f"Unexpected keyword argument {next(iter(kwargs))!r}")
+        function = _getter(attribute, default=default)
+    else:
+        if not args:
+            raise FilterArgumentError("map requires a filter argument")
+        name, rest = args[0], args[1:]
+
+        def function(item: Any) -> Any:
+            return _filter_named(name)(item, *rest, **kwargs)
+    for item in value:
+        yield function(item)
 
 
-@pass_eval_context
-def _bounded_join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
+def _chooser(by_attribute: bool, keep: bool) -> Callable[..., Iterator[Any]]:
+    """select, reject, selectattr, rejectattr."""
+
+    def choose(value: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        if not value:
+            return
+        get: Callable[[Any], Any] = lambda item: item  # noqa: E731
+        if by_attribute:
+            if not args:
+                raise FilterArgumentError("Missing parameter for attribute name")
+            get, args = _getter(args[0]), args[1:]
+        if args:
+            name, rest = args[0], args[1:]
+            check: Callable[[Any], Any] = lambda item: _test_named(name)(item, *rest, **kwargs)  # noqa: E731
+        else:
+            check = bool
+        for item in value:
+            if bool(check(get(item))) is keep:
+                yield item
+
+    return choose
+
+
+def _reverse(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[::-1]
+    try:
+        return reversed(value)
+    except TypeError:
+        try:
+            items = list(value)
+        except TypeError as exc:
+            raise FilterArgumentError("argument must be iterable") from exc
+        items.reverse()
+        return items
+
+
+def _sum(iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+    get = _getter(attribute) if attribute is not None else None
+    total = start
+    for item in iterable:
+        total += get(item) if get else item
+    return total
+
+
+_WORD_START = re.compile(r"([-\s({\[<]+)")
+_WORD = re.compile(r"\w+")
+
+
+def _title(text: Any) -> str:
+    return "".join(part[0].upper() + part[1:].lower() for part in _WORD_START.split(str(text)) if part)
+
+
+def _truncate(text: str, length: int = 255, killwords: bool = False, end: str = "...", leeway: int | None = None) -> str:
+    leeway = 5 if leeway is None else leeway
+    assert length >= len(end), f"expected length >= {len(end)}, got {length}"
+    assert leeway >= 0, f"expected leeway >= 0, got {leeway}"
+    if len(text) <= length + leeway:
+        return text
+    if killwords:
+        return text[: length - len(end)] + end
+    return text[: length - len(end)].rsplit(" ", 1)[0] + end
+
+
+def _join_items(value: Any, d: str = "", attribute: Any = None) -> str:
     items = list(value)
     if len(items) > MAX_SEQUENCE:
         raise SecurityError(f"joining {len(items):,} items is over the limit of {MAX_SEQUENCE:,}")
     if attribute is None and sum(len(str(i)) for i in items) + len(str(d)) * max(len(items) - 1, 0) > MAX_TEXT:
         raise SecurityError(f"the joined text would be over the limit of {MAX_TEXT:,} characters")
-    return _refuse_long(do_join(eval_ctx, items, d, attribute), "joined text")
+    if attribute is not None:
+        items = list(map(_getter(attribute), items))
+    return _refuse_long(str(d).join(map(str, items)), "joined text")
 
 
-@pass_eval_context
-def _bounded_replace(eval_ctx: Any, s: Any, old: str, new: str, count: int | None = None) -> str:
+def _replace(s: Any, old: str, new: str, count: int | None = None) -> str:
     text = str(s)
     hits = text.count(old) if old else len(text) + 1
     if count is not None:
         hits = min(hits, max(count, 0))
     if len(text) + hits * (len(new) - len(old)) > MAX_TEXT:
         raise SecurityError(f"the replaced text would be over the limit of {MAX_TEXT:,} characters")
-    return do_replace(eval_ctx, s, old, new, count)
+    return text.replace(str(old), str(new), -1 if count is None else count)
 
 
-def _check_binop(operator: str, left: Any, right: Any) -> None:
-    sequence = (str, list, tuple)
-    numbers = isinstance(left, int) and isinstance(right, int)
-    if operator == "**":  # floats overflow with an error of their own; whole numbers grow
-        if numbers and right > 0 and abs(left) > 1 and abs(left).bit_length() * right > MAX_INT_BITS:
-            raise SecurityError(f"a number of about {abs(left).bit_length() * right:,} bits is over the limit of {MAX_INT_BITS:,}")
-    elif operator == "*":
-        if isinstance(left, sequence) or isinstance(right, sequence):
-            count = right if isinstance(left, sequence) else left
-            base = left if isinstance(left, sequence) else right
-            if isinstance(count, int) and len(base) * count > MAX_SEQUENCE:
-                raise SecurityError(f"a sequence of {len(base) * count:,} items is over the limit of {MAX_SEQUENCE:,}")
-        elif numbers and abs(left).bit_length() + abs(right).bit_length() > MAX_INT_BITS:
-            raise SecurityError(f"a number of about {abs(left).bit_length() + abs(right).bit_length():,} bits is over the limit of {MAX_INT_BITS:,}")
-    elif operator == "+" and isinstance(left, sequence) and isinstance(right, sequence):
-        if len(left) + len(right) > MAX_TEXT:
-            raise SecurityError(f"a sequence of {len(left) + len(right):,} items is over the limit of {MAX_TEXT:,}")
-    elif operator == "%" and isinstance(left, str):
-        _check_format(left)
-        if type(right) not in _SCALARS:
-            weigh(right)
+def _format(value: Any, *args: Any, **kwargs: Any) -> str:
+    _check_format(value)
+    if args and kwargs:
+        raise FilterArgumentError("can't handle positional and keyword arguments at the same time")
+    return _refuse_long(str(value) % (kwargs or args), "formatted text")
 
 
-class RuleEnvironment(ImmutableSandboxedEnvironment):
-    intercepted_binops = frozenset(["**", "*", "+", "%"])
-    template_class = BoundedTemplate
-    code_generator_class = _Generator
-
-    def __init__(self) -> None:
-        super().__init__(undefined=Missing, autoescape=False, keep_trailing_newline=False, finalize=_finalize)
-        self.hwlint_compare = compare
-        self.globals = {
-            "range": _safe_range,
-            "ceil": math.ceil,
-            "floor": math.floor,
-            "sqrt": math.sqrt,
-            "days_between": _days_between,
-            "add_days": _add_days,
-        }
-        self.filters = {name: self.filters[name] for name in FILTERS}
-        self.filters.update(num=num, join=_bounded_join, replace=_bounded_replace, format=_bounded_format)
-        self.filters = {name: _guarded(name, f) for name, f in self.filters.items()}
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        if isinstance(obj, Scope):
-            return obj.lookup(attribute)
-        if isinstance(obj, ScopeList):
-            return Missing(needs=(_join(obj._path, attribute),), name=attribute)
-        return super().getattr(obj, attribute)
-
-    def getitem(self, obj: Any, argument: Any) -> Any:
-        if isinstance(obj, (Scope, ScopeList)):
-            return obj.lookup(argument)
-        return super().getitem(obj, argument)
-
-    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
-        # Jinja would hand back an Undefined, which here would read as *pending* data.
-        raise SecurityError(f"{type(obj).__name__}.{attribute} is not available to rules (read-only data only)")
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        _check_binop(operator, left, right)
-        return super().call_binop(context, operator, left, right)
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 - Jinja's signature
-        allowed = (
-            isinstance(__obj, Missing)
-            or any(__obj is f for f in __self.globals.values())
-            or (type(__obj).__name__ == "builtin_function_or_method"
-                and isinstance(getattr(__obj, "__self__", None), (str, int, float, list, tuple, dict))
-                and __obj.__name__ in METHODS)
-        )
-        if not allowed:
-            name = getattr(__obj, "__name__", type(__obj).__name__)
-            raise SecurityError(f"{name}() cannot be called in a rule; rules may call {', '.join(__self.globals)} and read-only methods")
-        owner = getattr(__obj, "__self__", None)
-        if type(owner) not in _SCALARS or args or kwargs:
-            _weigh_all((owner, *args, *kwargs.values()))
-        return _refuse_long(super().call(__context, __obj, *args, **kwargs), "a result")
+# The filters a rule may use, by name: Jinja2's own (minus those that build unbounded text or
+# reach attributes directly), `join`, `replace` and `format` bounded, and hwlint's `num`.
+FILTERS: dict[str, Callable[..., Any]] = {name: _guarded(name, function) for name, function in {
+    "abs": abs, "capitalize": lambda s: str(s).capitalize(), "count": len, "d": _default, "default": _default,
+    "dictsort": _dictsort, "first": _first, "float": _float, "groupby": _groupby, "int": _int, "items": _items,
+    "last": _last, "length": len, "list": list, "lower": lambda s: str(s).lower(), "map": _map,
+    "max": _extreme(max), "min": _extreme(min), "reject": _chooser(False, False),
+    "rejectattr": _chooser(True, False), "reverse": _reverse, "round": _round, "select": _chooser(False, True),
+    "selectattr": _chooser(True, True), "sort": _sort, "string": str, "sum": _sum, "title": _title,
+    "trim": lambda s, chars=None: str(s).strip(chars), "truncate": _truncate, "unique": _unique,
+    "upper": lambda s: str(s).upper(), "wordcount": lambda s: len(_WORD.findall(str(s))),
+    "join": _join_items, "replace": _replace, "format": _format, "num": num,
+}.items()}
 
 
-def descendants(ast: nodes.Node) -> list[nodes.Node]:
-    """Every node under `ast`, in the order `find_all` visits them: walked once for all checks."""
-    return list(ast.find_all(nodes.Node))
+def _sequence(value: Any) -> bool:
+    try:
+        len(value)
+        value.__getitem__  # noqa: B018 - has items by index or key
+    except Exception:  # noqa: BLE001 - anything that is not one
+        return False
+    return True
 
 
-def _of(found: list[nodes.Node], kinds: Any) -> Iterator[Any]:
-    return (node for node in found if isinstance(node, kinds))
+def _iterable(value: Any) -> bool:
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
 
 
-def check_template(ast: nodes.Template, env: RuleEnvironment, found: list[nodes.Node] | None = None) -> list[str]:
-    """What a rule's expression or template may not do, found before it ever runs.
-    `found`: `descendants(ast)`, when the caller has it already."""
-    found = descendants(ast) if found is None else found
-    problems = []
-    for node in _of(found, tuple(FORBIDDEN)):
-        problems.append(f"uses {FORBIDDEN[type(node)]} (line {node.lineno}), which rules may not use")
-    for node in _of(found, (nodes.Getattr, nodes.Getitem)):
-        name = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
-        if isinstance(name, str) and name.startswith("_"):
-            problems.append(f"reads the attribute {name}; rules read manifest data, not Python internals")
-    local = {n.name for n in _of(found, nodes.Name) if n.ctx in ("store", "param")} | {"loop"}
-    known = set(ROOTS) | set(env.globals) | local
-    for node in _of(found, nodes.Name):
-        if node.ctx == "load" and node.name not in known:
-            problems.append(f"uses the name {node.name}, which is not defined; rules see {', '.join(ROOTS)} "
-                            f"and the functions {', '.join(env.globals)}")
-    return sorted(set(problems))
+# The tests of `x is name`, as Jinja2 names them.
+TESTS: dict[str, Callable[..., bool]] = {
+    "odd": lambda v: v % 2 == 1, "even": lambda v: v % 2 == 0, "divisibleby": lambda v, n: v % n == 0,
+    "defined": lambda v: type(v) not in UNDEFINED, "undefined": lambda v: type(v) in UNDEFINED,
+    "filter": lambda v: v in FILTERS, "test": lambda v: v in TESTS, "none": lambda v: v is None,
+    "boolean": lambda v: v is True or v is False, "false": lambda v: v is False, "true": lambda v: v is True,
+    "integer": lambda v: isinstance(v, int) and v is not True and v is not False,
+    "float": lambda v: isinstance(v, float), "lower": lambda v: str(v).islower(),
+    "upper": lambda v: str(v).isupper(), "string": lambda v: isinstance(v, str),
+    "mapping": lambda v: isinstance(v, abc.Mapping), "number": lambda v: isinstance(v, (int, float, complex)),
+    "sequence": _sequence, "iterable": _iterable, "callable": callable, "sameas": lambda v, o: v is o,
+    "escaped": lambda v: hasattr(v, "__html__"), "in": lambda v, seq: v in seq,
+    "==": operator.eq, "eq": operator.eq, "equalto": operator.eq, "!=": operator.ne, "ne": operator.ne,
+    ">": operator.gt, "gt": operator.gt, "greaterthan": operator.gt, ">=": operator.ge, "ge": operator.ge,
+    "<": operator.lt, "lt": operator.lt, "lessthan": operator.lt, "<=": operator.le, "le": operator.le,
+}
 
 
-def compile_source(env: RuleEnvironment, source: str, kind: str, parsed: nodes.Template | None = None) -> Any:
-    """`kind` "expr": a callable expression (like `env.compile_expression`, undefined kept);
-    "tmpl": a template (`parsed`: `env.parse(source)` when the caller has it, not parsed
-    again; compiling may change it). The Python code Jinja generated is kept on the result
-    as `hwlint_code`, so a loaded rule pack can be cached without compiling again."""
-    if kind == "expr":
-        from jinja2.exceptions import TemplateSyntaxError
-        from jinja2.parser import Parser
-
-        parser = Parser(env, source, state="variable")
-        expr = parser.parse_expression()
-        if not parser.stream.eos:
-            raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno, None, None)
-        expr.set_environment(env)
-        code = env.compile(nodes.Template([nodes.Assign(nodes.Name("result", "store"), expr, lineno=1)], lineno=1))
-    else:
-        code = env.compile(source if parsed is None else parsed)
-    return from_code(env, code, kind)
+def _filter_named(name: Any) -> Callable[..., Any]:
+    if name not in FILTERS:
+        raise TemplateRuntimeError(f"No filter named {name!r}.")
+    return FILTERS[name]
 
 
-@lru_cache(maxsize=256)
-def compiled(env: RuleEnvironment, source: str, kind: str) -> Any:
-    """`compile_source`, once per process for each source (tier tests, reused per manifest)."""
-    return compile_source(env, source, kind)
+def _test_named(name: Any) -> Callable[..., bool]:
+    if name not in TESTS:
+        raise TemplateRuntimeError(f"No test named {name!r}.")
+    return TESTS[name]
 
 
-@lru_cache(maxsize=1)
-def environment() -> RuleEnvironment:
-    """The one sandboxed environment every rule of a process is compiled and run in."""
-    return RuleEnvironment()
+# --- compiled rules, as the engine calls them ----------------------------------------------
+
+# What the compiled code of a rule sees: these and nothing else (no builtins).
+NAMESPACE = {
+    "__builtins__": {}, "_ga": getattr_, "_gi": getitem, "_call": call, "_binop": binop, "_compare": compare,
+    "_resolve": resolve, "_else": missing_else, "_out": output, "_Writer": Writer, "_Loop": LoopContext,
+    "_F": FILTERS, "_T": TESTS, "_Missing": Missing, "_slice": slice,
+}
 
 
-def from_code(env: RuleEnvironment, code: Any, kind: str) -> Any:
-    """The expression or template that `compile_source` made, rebuilt from its code."""
-    # A plain dict, not Jinja's ChainMap: each call copies the globals into a new context.
-    template = env.template_class.from_code(env, code, dict(env.globals))
-    compiled = BoundedExpression(template, undefined_to_none=False) if kind == "expr" else template
-    compiled.hwlint_code = code
-    compiled.hwlint_kind = kind
-    return compiled
+class Expression:
+    """A compiled `when`/`require`: called with the names it reads, returns its value."""
+
+    __slots__ = ("function", "hwlint_code", "hwlint_kind")
+
+    def __init__(self, function: Callable[[dict], Any], code: types.CodeType):
+        self.function, self.hwlint_code, self.hwlint_kind = function, code, "expr"
+
+    def __call__(self, **context: Any) -> Any:
+        if _budget.armed:  # inside a running budget (the rule's): no budget of its own
+            return self.function(context)
+        with time_budget():
+            return self.function(context)
+
+
+class Template:
+    """A compiled `message`/`fix`/`at`/`evidence` template."""
+
+    __slots__ = ("function", "hwlint_code", "hwlint_kind")
+
+    def __init__(self, function: Callable[[dict], Writer], code: types.CodeType):
+        self.function, self.hwlint_code, self.hwlint_kind = function, code, "tmpl"
+
+    def render(self, **context: Any) -> str:
+        if _budget.armed:  # inside a running budget (a rule's message): no budget of its own
+            return "".join(self.function(context).parts)
+        with time_budget():
+            return "".join(self.function(context).parts)
+
+
+def from_code(code: types.CodeType, kind: str) -> Expression | Template:
+    """The runnable rule of a compiled module (linter.engine.compiler): it defines `rule`."""
+    namespace = dict(NAMESPACE)
+    exec(code, namespace)  # noqa: S102 - code the compiler wrote, which sees only NAMESPACE
+    return (Expression if kind == "expr" else Template)(namespace["rule"], code)
 
 
 class Deferred:
     """An expression or template of a cached pack, rebuilt by `from_code` from its marshalled
     code the first time it runs: a one-manifest check runs fewer than half of a pack's
-    templates (messages and fixes only for failures), so most are never rebuilt. It runs
-    exactly as the rebuilt one (the same code in the same environment)."""
+    templates (messages and fixes only for failures), so most are never rebuilt."""
 
     __slots__ = ("hwlint_kind", "_marshalled", "_built")
 
@@ -632,32 +1020,11 @@ class Deferred:
         if built is None:
             import marshal
 
-            built = self._built = from_code(environment(), marshal.loads(self._marshalled), self.hwlint_kind)
+            built = self._built = from_code(marshal.loads(self._marshalled), self.hwlint_kind)
         return built
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._get()(*args, **kwargs)
+    def __call__(self, **context: Any) -> Any:
+        return self._get()(**context)
 
-    def render(self, *args: Any, **kwargs: Any) -> str:
-        return self._get().render(*args, **kwargs)
-
-
-def references(template_ast: nodes.Node, everything: list[nodes.Node] | None = None) -> list[tuple[str, tuple, int]]:
-    """Attribute chains rooted at `manifest`, `pool` or `facts`: (root, path, lineno).
-    `everything`: `descendants(template_ast)`, when the caller has it already."""
-    everything = descendants(template_ast) if everything is None else everything
-    found = []
-    for node in _of(everything, (nodes.Getattr, nodes.Getitem)):
-        chain: list[Any] = []
-        current: Any = node
-        while isinstance(current, (nodes.Getattr, nodes.Getitem)):
-            if isinstance(current, nodes.Getattr):
-                chain.append(current.attr)
-            elif isinstance(current.arg, nodes.Const):
-                chain.append(current.arg.value)
-            else:
-                chain.append(0)
-            current = current.node
-        if isinstance(current, nodes.Name) and current.name in ROOTS:
-            found.append((current.name, tuple(reversed(chain)), node.lineno))
-    return found
+    def render(self, **context: Any) -> str:
+        return self._get().render(**context)

@@ -1,0 +1,443 @@
+"""Rule sources to Python: each `when`/`require` expression and each `message`/`fix`/`at`/
+`evidence` template becomes a small Python function that runs in linter.engine.sandbox.
+
+Rules are written in Jinja2's language, and Jinja2 parses them, only here, when a pack is
+built. The tree it gives is checked (`check_template`, `references`) and translated into
+Python source in which every attribute and item read, call, filter, test, comparison and
+`* ** + %` is a call into the sandbox, names are numbered locals (never the rule's own
+spelling), constants are Python literals, and no builtin is reachable. The code is compiled
+once and cached with the pack (linter.engine.packcache), so a check runs rules without
+importing Jinja2 and without a template context per call.
+
+Scoping follows Jinja2: a `{% set %}` inside a `{% for %}` body lives for that iteration,
+one inside an `{% if %}` stays after it; a loop's target and `loop` exist inside the loop.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+from functools import lru_cache
+from typing import Any, Iterator
+
+from linter.engine.sandbox import FILTERS, GLOBALS, ROOTS, TESTS, Expression, Template, from_code
+
+# Template constructs rules may not use: they can recurse, read other files or build text
+# outside the output bound.
+FORBIDDEN = {
+    "Macro": "macros", "CallBlock": "call blocks", "Include": "include", "Import": "import",
+    "FromImport": "import", "Extends": "extends", "Block": "blocks", "AssignBlock": "block set",
+    "FilterBlock": "filter blocks", "Concat": "the ~ operator",
+}
+_OPERATORS = {"Add": "+", "Mul": "*", "Pow": "**", "Mod": "%"}  # through the sandbox's bounds
+_PLAIN = {"Sub": "-", "Div": "/", "FloorDiv": "//"}  # cannot build anything large
+
+
+class SourceError(Exception):
+    """A rule source that does not parse or compile; the message says why, in Jinja2's words."""
+
+
+class Refused(Exception):
+    """A construct the compiler does not translate (`uses ..., which rules may not use`)."""
+
+
+# --- the tree ---------------------------------------------------------------------------
+
+
+def _kind(node: Any) -> str:
+    return type(node).__name__
+
+
+def children(node: Any) -> Iterator[Any]:
+    for name in node.fields:
+        value = getattr(node, name)
+        if isinstance(value, list):
+            yield from (item for item in value if hasattr(item, "fields"))
+        elif hasattr(value, "fields"):
+            yield value
+
+
+def descendants(tree: Any) -> list[Any]:
+    """`tree` and every node under it, walked once for all checks."""
+    found, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(reversed(list(children(node))))
+    return found
+
+
+@lru_cache(maxsize=1)
+def _jinja() -> Any:
+    from jinja2 import Environment
+
+    return Environment(keep_trailing_newline=False)
+
+
+def parse(source: str, kind: str) -> Any:
+    """The tree of an expression (`kind` "expr") or a template ("tmpl"); SourceError in
+    Jinja2's words for one that does not parse. RecursionError for one nested too deeply."""
+    from jinja2.exceptions import TemplateSyntaxError
+    from jinja2.parser import Parser
+
+    env = _jinja()
+    try:
+        if kind == "tmpl":
+            return env.parse(source)
+        parser = Parser(env, source, state="variable")
+        tree = parser.parse_expression()
+        if not parser.stream.eos:
+            raise TemplateSyntaxError("chunk after expression", parser.stream.current.lineno, None, None)
+        return tree
+    except TemplateSyntaxError as exc:
+        if kind == "expr":
+            try:  # worded as the expression reads inside a template, `{{ ... }}`
+                env.parse("{{ " + source + " }}")
+            except TemplateSyntaxError as wrapped:
+                raise SourceError(wrapped.message) from None
+        raise SourceError(exc.message) from None
+
+
+def check_template(tree: Any, found: list[Any] | None = None) -> list[str]:
+    """What a rule's expression or template may not do, found before it ever runs.
+    `found`: `descendants(tree)`, when the caller has it already."""
+    found = descendants(tree) if found is None else found
+    problems = []
+    for node in found:
+        kind = _kind(node)
+        if kind in FORBIDDEN:
+            problems.append(f"uses {FORBIDDEN[kind]} (line {node.lineno}), which rules may not use")
+        elif kind in ("Getattr", "Getitem"):
+            name = node.attr if kind == "Getattr" else getattr(node.arg, "value", None)
+            if isinstance(name, str) and name.startswith("_"):
+                problems.append(f"reads the attribute {name}; rules read manifest data, not Python internals")
+    names = [node for node in found if _kind(node) == "Name"]
+    known = set(ROOTS) | set(GLOBALS) | {n.name for n in names if n.ctx in ("store", "param")} | {"loop"}
+    for node in names:
+        if node.ctx == "load" and node.name not in known:
+            problems.append(f"uses the name {node.name}, which is not defined; rules see {', '.join(ROOTS)} "
+                            f"and the functions {', '.join(GLOBALS)}")
+    return sorted(set(problems))
+
+
+def references(tree: Any, everything: list[Any] | None = None) -> list[tuple[str, tuple, int]]:
+    """Attribute chains rooted at `manifest`, `pool` or `facts`: (root, path, lineno).
+    `everything`: `descendants(tree)`, when the caller has it already."""
+    everything = descendants(tree) if everything is None else everything
+    found = []
+    for node in everything:
+        if _kind(node) not in ("Getattr", "Getitem"):
+            continue
+        chain: list[Any] = []
+        current: Any = node
+        while _kind(current) in ("Getattr", "Getitem"):
+            if _kind(current) == "Getattr":
+                chain.append(current.attr)
+            elif _kind(current.arg) == "Const":
+                chain.append(current.arg.value)
+            else:
+                chain.append(0)
+            current = current.node
+        if _kind(current) == "Name" and current.name in ROOTS:
+            found.append((current.name, tuple(reversed(chain)), node.lineno))
+    return found
+
+
+# --- Python code ------------------------------------------------------------------------
+
+
+class _Frame:
+    """Jinja2 names -> Python locals, for the template's top level or one loop body."""
+
+    def __init__(self, parent: _Frame | None = None, loop: str | None = None):
+        self.parent, self.names, self.loop = parent, {}, loop
+
+    def lookup(self, name: str) -> str:
+        frame: _Frame | None = self
+        while frame is not None:
+            if name == "loop" and frame.loop is not None:
+                return frame.loop
+            if name in frame.names:
+                return frame.names[name]
+            frame = frame.parent
+        raise Refused(f"the name {name}")  # the top frame holds every name: not reached
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "1e999" if value > 0 else "-1e999" if value < 0 else "(1e999-1e999)"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, tuple):
+        return "(" + "".join(_literal(v) + ", " for v in value) + ")"
+    raise Refused(f"a constant of type {type(value).__name__}")
+
+
+def _store_names(target: Any) -> list[str]:
+    if _kind(target) == "Name":
+        return [target.name]
+    if _kind(target) in ("Tuple", "List"):
+        return [name for item in target.items for name in _store_names(item)]
+    raise Refused(f"assignment to {_kind(target)}")
+
+
+def _assigned(body: list[Any]) -> list[str]:
+    """Names a statement list sets in its own frame (not inside a nested loop body)."""
+    out: list[str] = []
+    for node in body:
+        kind = _kind(node)
+        if kind == "Assign":
+            out.extend(_store_names(node.target))
+        elif kind == "If":
+            out.extend(_assigned(node.body) + _assigned(node.elif_) + _assigned(node.else_))
+        elif kind == "For":
+            out.extend(_assigned(node.else_))
+    return out
+
+
+def _uses_loop(body: list[Any]) -> bool:
+    """Whether `loop` is read in these statements, outside any nested loop's body."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if _kind(node) == "Name" and node.name == "loop":
+            return True
+        if _kind(node) == "For":
+            stack.extend(n for n in (node.iter, node.test) if n is not None)
+            stack.extend(node.else_)
+        else:
+            stack.extend(children(node))
+    return False
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+
+    def local(self) -> str:
+        self.count += 1
+        return f"v{self.count}"
+
+    def line(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+
+class _Generator:
+    def __init__(self) -> None:
+        self.out = _Writer()
+
+    # expressions
+
+    def expr(self, node: Any, frame: _Frame) -> str:
+        kind = _kind(node)
+        method = getattr(self, "e_" + kind, None)
+        if method is None:
+            raise Refused(f"{kind} expressions")
+        return method(node, frame)
+
+    def e_Const(self, node: Any, frame: _Frame) -> str:
+        return _literal(node.value)
+
+    def e_Name(self, node: Any, frame: _Frame) -> str:
+        return frame.lookup(node.name)
+
+    def e_Getattr(self, node: Any, frame: _Frame) -> str:
+        return f"_ga({self.expr(node.node, frame)}, {node.attr!r})"
+
+    def e_Getitem(self, node: Any, frame: _Frame) -> str:
+        return f"_gi({self.expr(node.node, frame)}, {self.expr(node.arg, frame)})"
+
+    def e_Slice(self, node: Any, frame: _Frame) -> str:
+        parts = ["None" if part is None else self.expr(part, frame) for part in (node.start, node.stop, node.step)]
+        return f"_slice({', '.join(parts)})"
+
+    def _arguments(self, node: Any, frame: _Frame) -> list[str]:
+        out = [self.expr(arg, frame) for arg in node.args]
+        for pair in node.kwargs:
+            value = self.expr(pair.value, frame)
+            if pair.key.isidentifier() and not keyword.iskeyword(pair.key):
+                out.append(f"{pair.key}={value}")
+            else:
+                out.append(f"**{{{pair.key!r}: {value}}}")
+        if node.dyn_args is not None:
+            out.append("*" + self.expr(node.dyn_args, frame))
+        if node.dyn_kwargs is not None:
+            out.append("**" + self.expr(node.dyn_kwargs, frame))
+        return out
+
+    def e_Call(self, node: Any, frame: _Frame) -> str:
+        return f"_call({', '.join([self.expr(node.node, frame), *self._arguments(node, frame)])})"
+
+    def e_Filter(self, node: Any, frame: _Frame) -> str:
+        if node.name not in FILTERS:
+            raise SourceError(f"No filter named {node.name!r}.")
+        if node.node is None:
+            raise Refused("filter blocks")
+        return f"_F[{node.name!r}]({', '.join([self.expr(node.node, frame), *self._arguments(node, frame)])})"
+
+    def e_Test(self, node: Any, frame: _Frame) -> str:
+        if node.name not in TESTS:
+            raise SourceError(f"No test named {node.name!r}.")
+        return f"_T[{node.name!r}]({', '.join([self.expr(node.node, frame), *self._arguments(node, frame)])})"
+
+    def e_Compare(self, node: Any, frame: _Frame) -> str:
+        parts = [self.expr(node.expr, frame)]
+        for operand in node.ops:
+            parts += [repr(operand.op), self.expr(operand.expr, frame)]
+        return f"_compare({', '.join(parts)})"
+
+    def e_And(self, node: Any, frame: _Frame) -> str:
+        return f"({self.expr(node.left, frame)} and {self.expr(node.right, frame)})"
+
+    def e_Or(self, node: Any, frame: _Frame) -> str:
+        return f"({self.expr(node.left, frame)} or {self.expr(node.right, frame)})"
+
+    def e_Not(self, node: Any, frame: _Frame) -> str:
+        return f"(not {self.expr(node.node, frame)})"
+
+    def e_Neg(self, node: Any, frame: _Frame) -> str:
+        return f"(-{self.expr(node.node, frame)})"
+
+    def e_Pos(self, node: Any, frame: _Frame) -> str:
+        return f"(+{self.expr(node.node, frame)})"
+
+    def _binary(self, node: Any, frame: _Frame) -> str:
+        left, right = self.expr(node.left, frame), self.expr(node.right, frame)
+        kind = _kind(node)
+        if kind in _OPERATORS:
+            return f"_binop({_OPERATORS[kind]!r}, {left}, {right})"
+        return f"({left} {_PLAIN[kind]} {right})"
+
+    e_Add = e_Mul = e_Pow = e_Mod = e_Sub = e_Div = e_FloorDiv = _binary
+
+    def e_CondExpr(self, node: Any, frame: _Frame) -> str:
+        test, then = self.expr(node.test, frame), self.expr(node.expr1, frame)
+        if node.expr2 is None:
+            hint = (f"the inline if-expression on line {node.lineno} evaluated to false and no else section "
+                    "was defined.")
+            return f"({then} if {test} else _else({hint!r}))"
+        return f"({then} if {test} else {self.expr(node.expr2, frame)})"
+
+    def e_List(self, node: Any, frame: _Frame) -> str:
+        return "[" + ", ".join(self.expr(item, frame) for item in node.items) + "]"
+
+    def e_Tuple(self, node: Any, frame: _Frame) -> str:
+        return "(" + "".join(self.expr(item, frame) + ", " for item in node.items) + ")"
+
+    def e_Dict(self, node: Any, frame: _Frame) -> str:
+        return "{" + ", ".join(f"{self.expr(p.key, frame)}: {self.expr(p.value, frame)}" for p in node.items) + "}"
+
+    def target(self, node: Any, frame: _Frame) -> str:
+        names = [frame.lookup(name) for name in _store_names(node)]
+        return names[0] if _kind(node) == "Name" else "(" + "".join(n + ", " for n in names) + ")"
+
+    # statements
+
+    def body(self, nodes: list[Any], frame: _Frame, depth: int) -> None:
+        before = len(self.out.lines)
+        for node in nodes:
+            method = getattr(self, "s_" + _kind(node), None)
+            if method is None:
+                raise Refused(_STATEMENTS.get(_kind(node), _kind(node)))
+            method(node, frame, depth)
+        if len(self.out.lines) == before:
+            self.out.line(depth, "pass")
+
+    def s_Output(self, node: Any, frame: _Frame, depth: int) -> None:
+        for child in node.nodes:
+            if _kind(child) == "TemplateData":
+                if child.data:
+                    self.out.line(depth, f"out({child.data!r})")
+            else:
+                self.out.line(depth, f"out(_out({self.expr(child, frame)}))")
+
+    def s_Assign(self, node: Any, frame: _Frame, depth: int) -> None:
+        self.out.line(depth, f"{self.target(node.target, frame)} = {self.expr(node.node, frame)}")
+
+    def s_If(self, node: Any, frame: _Frame, depth: int) -> None:
+        self.out.line(depth, f"if {self.expr(node.test, frame)}:")
+        self.body(node.body, frame, depth + 1)
+        for branch in node.elif_:
+            self.out.line(depth, f"elif {self.expr(branch.test, frame)}:")
+            self.body(branch.body, frame, depth + 1)
+        if node.else_:
+            self.out.line(depth, "else:")
+            self.body(node.else_, frame, depth + 1)
+
+    def s_For(self, node: Any, frame: _Frame, depth: int) -> None:
+        if node.recursive:
+            raise Refused("recursive loops")
+        items = self.expr(node.iter, frame)
+        targets = _store_names(node.target)
+        if node.test is not None:  # `for x in y if c`: c sees the loop's target, not its body
+            check = _Frame(frame)
+            check.names.update((name, self.out.local()) for name in targets)
+            each = self.target(node.target, check)
+            items = f"({each} for {each} in {items} if {self.expr(node.test, check)})"
+        inner = _Frame(frame, self.out.local() if _uses_loop(node.body) else None)
+        inner.names.update((name, self.out.local()) for name in targets)
+        carried = [name for name in dict.fromkeys(_assigned(node.body)) if name not in targets]
+        inner.names.update((name, self.out.local()) for name in carried)
+        empty = self.out.local() if node.else_ else None
+        if empty:
+            self.out.line(depth, f"{empty} = True")
+        if inner.loop:
+            self.out.line(depth, f"{inner.loop} = _Loop({items}, 0)")
+            items = inner.loop
+        self.out.line(depth, f"for {self.target(node.target, inner)} in {items}:")
+        if empty:
+            self.out.line(depth + 1, f"{empty} = False")
+        for name in carried:  # set in the body: starts each iteration as the outer value
+            self.out.line(depth + 1, f"{inner.names[name]} = {frame.lookup(name)}")
+        self.body(node.body, inner, depth + 1)
+        if empty:
+            self.out.line(depth, f"if {empty}:")
+            self.body(node.else_, frame, depth + 1)
+
+    def function(self, tree: Any, kind: str) -> str:
+        top = _Frame()
+        names = dict.fromkeys(n.name for n in descendants(tree) if _kind(n) == "Name")
+        top.names.update((name, self.out.local()) for name in names)
+        self.out.line(0, "def rule(ctx):")
+        if kind == "tmpl":
+            self.out.line(1, "writer = _Writer()")
+            self.out.line(1, "out = writer.write")
+        for name, local in top.names.items():
+            self.out.line(1, f"{local} = _resolve(ctx, {name!r})")
+        if kind == "expr":
+            self.out.line(1, f"return {self.expr(tree, top)}")
+        else:
+            self.body(tree.body, top, 1)
+            self.out.line(1, "return writer")
+        return "\n".join(self.out.lines) + "\n"
+
+
+_STATEMENTS = {
+    "With": "{% with %}", "Scope": "scoped blocks", "ScopedEvalContextModifier": "{% autoescape %}",
+    "EvalContextModifier": "{% autoescape %}", "ExprStmt": "{% do %}", "Continue": "{% continue %}",
+    "Break": "{% break %}", **FORBIDDEN,
+}
+
+
+def python_source(tree: Any, kind: str) -> str:
+    """The Python source of `tree` (an expression or a template), defining `rule(ctx)`."""
+    return _Generator().function(tree, kind)
+
+
+def compile_source(source: str, kind: str, tree: Any = None) -> Expression | Template:
+    """`source` ("expr" or "tmpl") as a runnable rule; `tree`: `parse(source, kind)`, when the
+    caller has it. SourceError or Refused for one that cannot be compiled."""
+    tree = parse(source, kind) if tree is None else tree
+    text = python_source(tree, kind)
+    try:
+        code = compile(text, "<rule>", "exec", dont_inherit=True)
+    except (SyntaxError, MemoryError) as exc:  # Python's own nesting limits
+        raise RecursionError(str(exc)) from None
+    return from_code(code, kind)
+
+
+@lru_cache(maxsize=256)
+def compiled(source: str, kind: str) -> Expression | Template:
+    """`compile_source`, once per process for each source (tier tests, reused per manifest)."""
+    return compile_source(source, kind)
