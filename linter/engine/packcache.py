@@ -1,4 +1,4 @@
-"""A disk cache of loaded rule packs: a check should not compile ~250 Jinja templates.
+"""A disk cache of loaded rule packs: a check should not parse and compile ~350 rule sources.
 
 Loading a pack parses every rule file, checks it against the rule schema and compiles
 each expression and template in the sandbox; that is most of a one-manifest check. The
@@ -10,12 +10,12 @@ loaded `RulePack` is pickled under a key that covers everything it is built from
   (content, not mtime), and of the built-in catalog (`catalog/*.yaml`, which the pack
   carries as loaded),
 - the folders as given and as resolved (rule file names appear in messages),
-- hwlint's own code (size and mtime of each module), the Python and Jinja2 versions, since
-  the cached templates are compiled Python code, and the installed pydantic (found, not
+- hwlint's own code (size and mtime of each module), the Python version, since the cached
+  rules are compiled Python code, the installed Jinja2 (its parser shaped them), and the installed pydantic (found, not
   imported: the pack holds no pydantic objects, but the models shaped what it holds).
 
-Templates are stored as the code the sandboxed environment generated (`marshal`) and
-rebuilt in that same environment when first run (`sandbox.Deferred`), so a cached rule
+Rules are stored as the Python code linter.engine.compiler made of them (`marshal`) and
+rebuilt in the sandbox's namespace when first run (`sandbox.Deferred`), so a cached rule
 runs exactly as a fresh one. Only
 packs that loaded without errors are stored. Any cache that cannot be read, written or
 unpickled is ignored and rebuilt.
