@@ -20,7 +20,7 @@ import math
 from functools import lru_cache
 from typing import Any, Iterator
 
-from linter.engine.sandbox import FILTERS, GLOBALS, ROOTS, TESTS, Expression, Template, from_code
+from linter.engine.sandbox import FILTERS, GLOBALS, ROOTS, TESTS, Deferred, Expression, Template, from_code
 
 # Template constructs rules may not use: they can recurse, read other files or build text
 # outside the output bound.
@@ -45,7 +45,7 @@ class Refused(Exception):
 
 
 def _kind(node: Any) -> str:
-    return type(node).__name__
+    return type(node).__name__  # by name: Jinja2's node classes or any parser's with the same names
 
 
 def children(node: Any) -> Iterator[Any]:
@@ -243,7 +243,13 @@ class _Generator:
         return frame.lookup(node.name)
 
     def e_Getattr(self, node: Any, frame: _Frame) -> str:
-        return f"_ga({self.expr(node.node, frame)}, {node.attr!r})"
+        names = [node.attr]
+        while type(node.node).__name__ == "Getattr":  # a.b.c: one call for the chain
+            node = node.node
+            names.append(node.attr)
+        if len(names) == 1:
+            return f"_ga({self.expr(node.node, frame)}, {names[0]!r})"
+        return f"_gp({self.expr(node.node, frame)}, {', '.join(map(repr, reversed(names)))})"
 
     def e_Getitem(self, node: Any, frame: _Frame) -> str:
         return f"_gi({self.expr(node.node, frame)}, {self.expr(node.arg, frame)})"
@@ -345,12 +351,11 @@ class _Generator:
             self.out.line(depth, "pass")
 
     def s_Output(self, node: Any, frame: _Frame, depth: int) -> None:
-        for child in node.nodes:
-            if _kind(child) == "TemplateData":
-                if child.data:
-                    self.out.line(depth, f"out({child.data!r})")
-            else:
-                self.out.line(depth, f"out(_out({self.expr(child, frame)}))")
+        # one call for the text and the `{{ }}` values between two statements, in order
+        parts = [repr(child.data) if _kind(child) == "TemplateData" else self.expr(child, frame)
+                 for child in node.nodes if _kind(child) != "TemplateData" or child.data]
+        if parts:
+            self.out.line(depth, f"out({', '.join(parts)})")
 
     def s_Assign(self, node: Any, frame: _Frame, depth: int) -> None:
         self.out.line(depth, f"{self.target(node.target, frame)} = {self.expr(node.node, frame)}")
@@ -395,9 +400,10 @@ class _Generator:
             self.out.line(depth, f"if {empty}:")
             self.body(node.else_, frame, depth + 1)
 
-    def function(self, tree: Any, kind: str) -> str:
+    def function(self, tree: Any, kind: str, found: list[Any] | None) -> str:
         top = _Frame()
-        names = dict.fromkeys(n.name for n in descendants(tree) if _kind(n) == "Name")
+        found = descendants(tree) if found is None else found
+        names = dict.fromkeys(n.name for n in found if type(n).__name__ == "Name")
         top.names.update((name, self.out.local()) for name in names)
         self.out.line(0, "def rule(ctx):")
         if kind == "tmpl":
@@ -420,16 +426,21 @@ _STATEMENTS = {
 }
 
 
-def python_source(tree: Any, kind: str) -> str:
-    """The Python source of `tree` (an expression or a template), defining `rule(ctx)`."""
-    return _Generator().function(tree, kind)
+def python_source(tree: Any, kind: str, found: list[Any] | None = None) -> str:
+    """The Python source of `tree` (an expression or a template), defining `rule(ctx)`.
+    `found`: `descendants(tree)`, when the caller has it."""
+    return _Generator().function(tree, kind, found)
 
 
-def compile_source(source: str, kind: str, tree: Any = None) -> Expression | Template:
-    """`source` ("expr" or "tmpl") as a runnable rule; `tree`: `parse(source, kind)`, when the
-    caller has it. SourceError or Refused for one that cannot be compiled."""
+def compile_source(source: str, kind: str, tree: Any = None, found: list[Any] | None = None,
+                   lazy: bool = False) -> Expression | Template | Deferred:
+    """`source` ("expr" or "tmpl") as a runnable rule; `tree`: `parse(source, kind)` and
+    `found`: its `descendants`, when the caller has them. SourceError or Refused for one that
+    cannot be compiled. `lazy`: Python compiles it when it first runs."""
     tree = parse(source, kind) if tree is None else tree
-    text = python_source(tree, kind)
+    text = python_source(tree, kind, found)
+    if lazy:  # a tree the parser took nests too little for Python's limits: it compiles when run
+        return Deferred(None, kind, text)
     try:
         code = compile(text, "<rule>", "exec", dont_inherit=True)
     except (SyntaxError, MemoryError) as exc:  # Python's own nesting limits

@@ -134,6 +134,9 @@ class _Pickler(pickle.Pickler):
         kind = getattr(obj, "hwlint_kind", None)
         if kind is None:
             return None
+        source = obj.unbuilt_source() if hasattr(obj, "unbuilt_source") else None
+        if source is not None:  # not compiled yet: kept as the source, compiled when first run
+            return ("rule-source", kind, source)
         return ("rule", kind, marshal.dumps(obj.hwlint_code))
 
 
@@ -141,10 +144,12 @@ class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid: Any) -> Any:
         from linter.engine.sandbox import Deferred
 
-        tag, kind, code = pid
-        if tag != "rule" or kind not in ("expr", "tmpl"):
+        tag, kind, payload = pid
+        if tag not in ("rule", "rule-source") or kind not in ("expr", "tmpl"):
             raise pickle.UnpicklingError(f"unknown object {tag!r}")
-        return Deferred(code, kind)  # rebuilt from its code when first run
+        if tag == "rule-source":
+            return Deferred(None, kind, payload)  # compiled when first run
+        return Deferred(payload, kind)  # rebuilt from its code when first run
 
 
 def _read(path: Path) -> Any:

@@ -300,7 +300,10 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
                 if problem:
                     found.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
             found.extend(f"{where(key)}: {key} {problem}" for problem in check_template(tree, every))
-            compiled[key] = compile_source(source, kind, tree)
+            # messages, fixes and evidence are rendered only for some results: Python compiles
+            # them when first rendered; an `at` without {{ }} is never rendered
+            lazy = key in ("message", "fix", "evidence") or (key == "at" and "{" not in source)
+            compiled[key] = compile_source(source, kind, tree, every, lazy)
         except SourceError as exc:  # reported alone, as a source that does not compile
             problems.append(f"{where(key)}: {key} is not a valid expression: {exc}")
             continue

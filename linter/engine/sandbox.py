@@ -473,6 +473,13 @@ def getattr_(obj: Any, name: str) -> Any:
     raise _unsafe(obj, name)
 
 
+def getpath(obj: Any, *names: str) -> Any:
+    """`obj.a.b.c`: one call for a chain of attribute reads, as `getattr_` reads each."""
+    for name in names:
+        obj = obj.lookup(name) if type(obj) is Scope else getattr_(obj, name)
+    return obj
+
+
 def getitem(obj: Any, key: Any) -> Any:
     """`obj[key]`: an item; else, for a text key, a safe attribute."""
     kind = type(obj)
@@ -559,7 +566,8 @@ def output(value: Any) -> str:
 
 
 class Writer:
-    """The parts of a rendered template, stopped at MAX_TEXT characters."""
+    """The parts of a rendered template, stopped at MAX_TEXT characters: its text, and each
+    `{{ }}` output as `output` turns it into text."""
 
     __slots__ = ("parts", "size")
 
@@ -567,11 +575,14 @@ class Writer:
         self.parts: list[str] = []
         self.size = 0
 
-    def write(self, part: str) -> None:
-        self.size += len(part)
-        if self.size > MAX_TEXT:
-            raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
-        self.parts.append(part)
+    def write(self, *parts: Any) -> None:
+        for part in parts:
+            if type(part) is not str:
+                part = output(part)
+            self.size += len(part)
+            if self.size > MAX_TEXT:
+                raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
+            self.parts.append(part)
 
 
 class LoopContext:
@@ -958,8 +969,8 @@ def _test_named(name: Any) -> Callable[..., bool]:
 
 # What the compiled code of a rule sees: these and nothing else (no builtins).
 NAMESPACE = {
-    "__builtins__": {}, "_ga": getattr_, "_gi": getitem, "_call": call, "_binop": binop, "_compare": compare,
-    "_resolve": resolve, "_else": missing_else, "_out": output, "_Writer": Writer, "_Loop": LoopContext,
+    "__builtins__": {}, "_ga": getattr_, "_gp": getpath, "_gi": getitem, "_call": call, "_binop": binop, "_compare": compare,
+    "_resolve": resolve, "_else": missing_else, "_Writer": Writer, "_Loop": LoopContext,
     "_F": FILTERS, "_T": TESTS, "_Missing": Missing, "_slice": slice,
 }
 
@@ -1002,25 +1013,34 @@ def from_code(code: types.CodeType, kind: str) -> Expression | Template:
 
 
 class Deferred:
-    """An expression or template of a cached pack, rebuilt by `from_code` from its marshalled
-    code the first time it runs: a one-manifest check runs fewer than half of a pack's
-    templates (messages and fixes only for failures), so most are never rebuilt."""
+    """An expression or template built the first time it runs, by `from_code`, from its
+    marshalled code (a cached pack) or from the Python source the compiler wrote (`source`:
+    a message, fix or evidence template, which most runs never render: Python compiles it
+    then, not every time a pack is built)."""
 
-    __slots__ = ("hwlint_kind", "_marshalled", "_built")
+    __slots__ = ("hwlint_kind", "_marshalled", "source", "_built")
 
-    def __init__(self, marshalled: bytes, kind: str):
-        self.hwlint_kind, self._marshalled, self._built = kind, marshalled, None
+    def __init__(self, marshalled: bytes | None, kind: str, source: str | None = None):
+        self.hwlint_kind, self._marshalled, self.source, self._built = kind, marshalled, source, None
 
     @property
     def hwlint_code(self) -> Any:
         return self._get().hwlint_code
 
+    def unbuilt_source(self) -> str | None:
+        """The Python source, while it has not been compiled (a pack cache keeps it so)."""
+        return self.source if self._built is None and self._marshalled is None else None
+
     def _get(self) -> Any:
         built = self._built
         if built is None:
-            import marshal
+            if self._marshalled is not None:
+                import marshal
 
-            built = self._built = from_code(marshal.loads(self._marshalled), self.hwlint_kind)
+                code = marshal.loads(self._marshalled)
+            else:
+                code = compile(self.source, "<rule>", "exec", dont_inherit=True)
+            built = self._built = from_code(code, self.hwlint_kind)
         return built
 
     def __call__(self, **context: Any) -> Any:
