@@ -112,9 +112,13 @@ if __name__ == "__main__":
     from linter.manifest import prebuilt
     from linter.manifest.dump import SHAPE_FILE
 
+    from linter.engine.compiler import TABLE
+    from linter.engine.rules import compiled_table
+
     for path, text in ((manifest_schema_path(), render(manifest_schema())),
                        (data_dir("schemas") / "rule.schema.json", render(rule_schema())),
                        (data_dir("schemas") / SHAPE_FILE, render_shape()),
-                       *((data_dir(name) / prebuilt.LOADED, prebuilt.render(data_dir(name))) for name in ("rules", "catalog"))):
+                       *((data_dir(name) / prebuilt.LOADED, prebuilt.render(data_dir(name))) for name in ("rules", "catalog")),
+                       (data_dir("rules") / TABLE, compiled_table())):
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")

@@ -146,3 +146,25 @@ def test_the_compiled_code_reaches_no_builtins():
     assert NAMESPACE["__builtins__"] == {}
     rule = compile_source("manifest.name", "expr")
     assert all(not name.startswith("__") or name == "__builtins__" for name in rule.hwlint_code.co_names)
+
+
+def test_the_table_of_built_in_translations_is_current():
+    """rules/compiled.json is what the compiler makes of the built-in sources now: regenerate it
+    with `python -m linter.schema` after changing a rule or the compiler."""
+    from linter.engine.compiler import TABLE
+    from linter.engine.rules import compiled_table
+    from linter.paths import data_dir
+
+    assert (data_dir("rules") / TABLE).read_text(encoding="utf-8") == compiled_table()
+
+
+def test_a_source_in_the_table_builds_as_the_compiler_builds_it(tmp_path):
+    """A team rule whose text equals a built-in source is looked up, and a source the table does
+    not hold is translated: both give the same code as translating afresh."""
+    from linter.engine.compiler import known
+    from linter.engine.rules import translated
+
+    source = "manifest.facility.pue is defined"
+    held = known("'object' in manifest.storage.tiers | map(attribute='kind') | list", "expr")
+    assert held == translated("'object' in manifest.storage.tiers | map(attribute='kind') | list", "expr", look_up=False)[0]
+    assert known(source, "expr") is None and translated(source, "expr") == translated(source, "expr", look_up=False)

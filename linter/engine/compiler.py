@@ -1,8 +1,8 @@
 """Rule sources to Python: each `when`/`require` expression and each `message`/`fix`/`at`/
 `evidence` template becomes a small Python function that runs in linter.engine.sandbox.
 
-Rules are written in Jinja2's language, and Jinja2 parses them, only here, when a pack is
-built. The tree it gives is checked (`check_template`, `references`) and translated into
+Rules are written in Jinja2's language and parsed only here, when a pack is built: by
+linter.engine.parse, or by Jinja2 for what that parser leaves to it. The tree is checked (`check_template`, `references`) and translated into
 Python source in which every attribute and item read, call, filter, test, comparison and
 `* ** + %` is a call into the sandbox, names are numbered locals (never the rule's own
 spelling), constants are Python literals, and no builtin is reachable. The code is compiled
@@ -57,13 +57,25 @@ def children(node: Any) -> Iterator[Any]:
             yield value
 
 
+_VALUES = (str, int, float, bool, type(None))  # what a node's field holds when it holds no node
+
+
 def descendants(tree: Any) -> list[Any]:
-    """`tree` and every node under it, walked once for all checks."""
+    """`tree` and every node under it, in Jinja2's `find_all` order (depth first), walked
+    once for all checks. A field holds a node, a list of nodes, or a plain value."""
     found, stack = [], [tree]
     while stack:
         node = stack.pop()
         found.append(node)
-        stack.extend(reversed(list(children(node))))
+        below = []
+        for name in node.fields:
+            value = getattr(node, name)
+            if type(value) is list:
+                below.extend(value)
+            elif type(value) not in _VALUES and hasattr(value, "fields"):
+                below.append(value)
+        below.reverse()
+        stack.extend(below)
     return found
 
 
@@ -75,8 +87,16 @@ def _jinja() -> Any:
 
 
 def parse(source: str, kind: str) -> Any:
-    """The tree of an expression (`kind` "expr") or a template ("tmpl"); SourceError in
-    Jinja2's words for one that does not parse. RecursionError for one nested too deeply."""
+    """The tree of an expression (`kind` "expr") or a template ("tmpl"): from
+    linter.engine.parse, which takes the common valid sources without Jinja2, else from
+    Jinja2's parser; SourceError in Jinja2's words for one that does not parse.
+    RecursionError for one nested too deeply."""
+    from linter.engine import parse as fast
+
+    try:
+        return fast.parse_expression(source) if kind == "expr" else fast.parse_template(source)
+    except fast.Unsupported:
+        pass
     from jinja2.exceptions import TemplateSyntaxError
     from jinja2.parser import Parser
 
@@ -432,14 +452,10 @@ def python_source(tree: Any, kind: str, found: list[Any] | None = None) -> str:
     return _Generator().function(tree, kind, found)
 
 
-def compile_source(source: str, kind: str, tree: Any = None, found: list[Any] | None = None,
-                   lazy: bool = False) -> Expression | Template | Deferred:
-    """`source` ("expr" or "tmpl") as a runnable rule; `tree`: `parse(source, kind)` and
-    `found`: its `descendants`, when the caller has them. SourceError or Refused for one that
-    cannot be compiled. `lazy`: Python compiles it when it first runs."""
-    tree = parse(source, kind) if tree is None else tree
-    text = python_source(tree, kind, found)
-    if lazy:  # a tree the parser took nests too little for Python's limits: it compiles when run
+def from_python(text: str, kind: str, lazy: bool = False) -> Expression | Template | Deferred:
+    """The runnable rule of `python_source`'s `text`; `lazy`: Python compiles it when it first
+    runs (a tree the parser took nests too little for Python's limits)."""
+    if lazy:
         return Deferred(None, kind, text)
     try:
         code = compile(text, "<rule>", "exec", dont_inherit=True)
@@ -448,7 +464,50 @@ def compile_source(source: str, kind: str, tree: Any = None, found: list[Any] | 
     return from_code(code, kind)
 
 
+def compile_source(source: str, kind: str) -> Expression | Template:
+    """`source` ("expr" or "tmpl") as a runnable rule, unchecked (the pack loader checks rule
+    sources). SourceError or Refused for one that cannot be compiled."""
+    return from_python(known(source, kind) or python_source(parse(source, kind), kind), kind)
+
+
 @lru_cache(maxsize=256)
 def compiled(source: str, kind: str) -> Expression | Template:
     """`compile_source`, once per process for each source (tier tests, reused per manifest)."""
     return compile_source(source, kind)
+
+
+# The built-in pack's translations, generated (rules/compiled.json, by `python -m
+# linter.schema` through linter.engine.rules.compiled_table) and kept current by a test:
+# building a pack looks its sources up here instead of parsing, checking and translating each.
+TABLE = "compiled.json"
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, dict[str, str]]:
+    import json
+
+    from linter.paths import data_dir
+
+    try:
+        return json.loads((data_dir("rules") / TABLE).read_text(encoding="utf-8"))["python"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def known(source: str, kind: str) -> str | None:
+    """The Python of a built-in source that has no problem, from the table; else None."""
+    found = _table().get(kind, {}).get(source)
+    return found if isinstance(found, str) else None
+
+
+def table(translations: dict[tuple[str, str], tuple[str | None, list[str]]]) -> str:
+    """The table's text: each (source, kind) whose translation has no problem, sorted."""
+    import json
+
+    python: dict[str, dict[str, str]] = {"expr": {}, "tmpl": {}}
+    for (source, kind), (text, problems) in sorted(translations.items()):
+        if text is not None and not problems:
+            python[kind][source] = text
+    note = ("generated by python -m linter.schema: the Python linter.engine.compiler makes of each source of the "
+            "built-in rule pack that has no problem; a pack build looks sources up here")
+    return json.dumps({"what": note, "python": python}, indent=1, ensure_ascii=False) + "\n"

@@ -96,8 +96,10 @@ def _key(folders: list[Path], schemas: Path) -> str:
 
     present = [f for f in folders if f.is_dir()]
     catalog = data_dir("catalog")  # the pack carries the built-in catalog as loaded
+    rules = data_dir("rules")  # its table of compiled sources, which a build reads
     for folder, item in [*pack_files(present), *((schemas, p) for p in sorted(schemas.glob("*.json"))),
-                         *((catalog, p) for p in sorted(catalog.glob("*.yaml")))]:
+                         *((catalog, p) for p in sorted(catalog.glob("*.yaml"))),
+                         *((rules, p) for p in [rules / "compiled.json"] if p.is_file())]:
         content = read_pack_file(folder, item)
         digest.update(f"{folder}\0{item.name}\0{len(content)}\0".encode() + content)
     return digest.hexdigest()[:32]

@@ -276,8 +276,58 @@ def _plain(node: dict[str, Any], value: Any, defs: dict[str, Any]) -> Any:
     return value
 
 
+SOURCES = (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"),
+           ("evidence", "tmpl"))  # a rule's expressions and templates
+
+
+def translated(source: str, kind: str, look_up: bool = True) -> tuple[str | None, list[str]]:
+    """The Python of a rule source (None when it has none) and its problems, each worded to
+    follow "FILE:LINE:COL: rule ID: KEY ". A source of the built-in pack is looked up in the
+    table `python -m linter.schema` writes (rules/compiled.json: the built-in sources that
+    have no problem) unless `look_up` is false, else parsed, checked and translated."""
+    from linter.engine.compiler import Refused, SourceError, check_template, descendants, known, parse, python_source, references
+
+    text = known(source, kind) if look_up else None
+    if text is not None:
+        return text, []
+    found: list[str] = []
+    try:
+        tree = parse(source, kind)
+        every = descendants(tree)
+        for root, path, _ in references(tree, every):
+            problem = check_reference(root, path)
+            if problem:
+                found.append(f"reads {root}.{dotted(path)}, {problem}")
+        found.extend(check_template(tree, every))
+        text = python_source(tree, kind, every)
+    except SourceError as exc:  # reported alone, as a source that does not compile
+        return None, [f"is not a valid expression: {exc}"]
+    except Refused as exc:  # a construct the checks above name already, or one only the compiler knows
+        return None, found or [f"uses {exc}, which rules may not use"]
+    except RecursionError:
+        return None, ["is nested too deeply to compile"]
+    return (None if found else text), found
+
+
+def compiled_table() -> str:
+    """rules/compiled.json: the Python of every source of the built-in pack that has no
+    problem (rule files, tiers and conditions), by kind and source."""
+    from linter.engine.compiler import table
+
+    folder = data_dir("rules")
+    sources = {("true", "expr")}  # `when` when a rule leaves it out
+    for path in rule_files(folder):
+        for record in (load_file(str(path), str(folder), MAX_RULE_BYTES, "rule files").data or {}).get("rules", []):
+            sources.update((record[key], kind) for key, kind in SOURCES if isinstance(record.get(key), str))
+    for name in ("tiers", "conditions"):
+        for record in load_file(str(folder / f"{name}.yaml")).data[name]:
+            sources.update((record[key], kind) for key, kind in (("when", "expr"), ("reason", "tmpl"))
+                           if isinstance(record.get(key), str))
+    return table({(source, kind): translated(source, kind, look_up=False) for source, kind in sources})
+
+
 def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: list[str]) -> Rule | None:
-    from linter.engine.compiler import Refused, SourceError, check_template, compile_source, descendants, parse, references
+    from linter.engine.compiler import from_python
 
     before = len(problems)
 
@@ -286,34 +336,21 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
         return f"{doc.path}:{line}:{column}: rule {spec.id}"
 
     compiled: dict[str, Any] = {}
-    for key, kind in (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"),
-                      ("evidence", "tmpl")):
+    for key, kind in SOURCES:
         source = getattr(spec, key)
         if source is None:
             continue
-        found: list[str] = []
-        try:
-            tree = parse(source, kind)
-            every = descendants(tree)
-            for root, path, _ in references(tree, every):
-                problem = check_reference(root, path)
-                if problem:
-                    found.append(f"{where(key)}: {key} reads {root}.{dotted(path)}, {problem}")
-            found.extend(f"{where(key)}: {key} {problem}" for problem in check_template(tree, every))
-            # messages, fixes and evidence are rendered only for some results: Python compiles
-            # them when first rendered; an `at` without {{ }} is never rendered
-            lazy = key in ("message", "fix", "evidence") or (key == "at" and "{" not in source)
-            compiled[key] = compile_source(source, kind, tree, every, lazy)
-        except SourceError as exc:  # reported alone, as a source that does not compile
-            problems.append(f"{where(key)}: {key} is not a valid expression: {exc}")
+        text, found = translated(source, kind)
+        problems.extend(f"{where(key)}: {key} {problem}" for problem in found)
+        if text is None:
             continue
-        except Refused as exc:  # a construct the checks above name already, or one only the compiler knows
-            if not found:
-                problems.append(f"{where(key)}: {key} uses {exc}, which rules may not use")
+        # messages, fixes and evidence are rendered only for some results: Python compiles
+        # them when first rendered; an `at` without {{ }} is never rendered
+        lazy = key in ("message", "fix", "evidence") or (key == "at" and "{" not in source)
+        try:
+            compiled[key] = from_python(text, kind, lazy)
         except RecursionError:
             problems.append(f"{where(key)}: {key} is nested too deeply to compile")
-            continue
-        problems.extend(found)
     for ref in spec.cite:
         if ref not in pack.references:
             problems.append(f"{where('cite')}: cites \"{ref}\", which is not in rules/references.yaml"
