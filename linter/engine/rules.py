@@ -217,21 +217,21 @@ def quick_specs(data: Any) -> list[Spec] | None:
     that jsonschema or pydantic would refuse. A key left out gets the schema's default, which
     pydantic wrote there from the models; a record or a list of records becomes Spec objects
     as in `plain_spec`."""
-    check, schema = _quick_rule_check()
+    check, read = _quick_rule_check()
     if not check(data):
         return None
     try:
-        return _plain(schema["properties"]["rules"], data["rules"], schema["$defs"])
+        return read(data["rules"])
     except _Unsure:
         return None
 
 
 @lru_cache(maxsize=1)
-def _quick_rule_check() -> tuple[Any, dict[str, Any]]:
+def _quick_rule_check() -> tuple[Any, Any]:
     from linter.manifest.quickcheck import compile_schema
 
     schema = json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8"))
-    return compile_schema(_as_pydantic_matches(schema)), schema
+    return compile_schema(_as_pydantic_matches(schema)), _reader(schema["properties"]["rules"], schema["$defs"], ())
 
 
 def _as_pydantic_matches(node: Any) -> Any:
@@ -252,28 +252,42 @@ def _as_pydantic_matches(node: Any) -> Any:
     return out
 
 
-def _plain(node: dict[str, Any], value: Any, defs: dict[str, Any]) -> Any:
-    """A value valid under `node` as pydantic's models give it: an object of a `$defs` model
-    as a Spec with every field (defaults filled in), a list of them as a list of Specs."""
+def _unsure(value: Any) -> Any:
+    raise _Unsure
+
+
+def _reader(node: dict[str, Any], defs: dict[str, Any], within: tuple[str, ...]) -> Any:
+    """A function from a value valid under `node` to what pydantic's models give for it: an
+    object of a `$defs` model as a Spec with every field (defaults filled in), a list of them
+    as a list of Specs; None where the value is taken as it is."""
     from linter.manifest.loader import plain_copy
 
     if "$ref" in node:
-        model = defs[node["$ref"].split("/")[-1]]
-        values = {}
-        for key, field_schema in model["properties"].items():
-            if key in value:
-                values[key] = _plain(field_schema, value[key], defs)
-            elif "default" in field_schema:
-                values[key] = plain_copy(field_schema["default"])
-            else:
-                raise _Unsure  # required, so present in a valid record; or a default the schema does not give
-        return Spec(values)
+        name = node["$ref"].split("/")[-1]
+        if name in within:
+            return _unsure  # a model within itself: not in the rule format, so not handled here
+        fields = tuple((key, ("value", sub["default"]) if "default" in sub else None, _reader(sub, defs, (*within, name)))
+                       for key, sub in defs[name]["properties"].items())
+
+        def read(value: Any) -> Spec:
+            values = {}
+            for key, default, inner in fields:
+                if key in value:
+                    values[key] = value[key] if inner is None else inner(value[key])
+                elif default is not None:
+                    values[key] = plain_copy(default[1])
+                else:
+                    raise _Unsure  # required, so present in a valid record; or a default the schema does not give
+            return Spec(values)
+
+        return read
     items = node.get("items")
     if isinstance(items, dict) and "$ref" in items:
-        return [_plain(items, item, defs) for item in value]
+        each = _reader(items, defs, within)
+        return lambda value: [each(item) for item in value]
     if "anyOf" in node and any("$ref" in option or "$ref" in option.get("items", {}) for option in node["anyOf"]):
-        raise _Unsure  # a model among options: not in the rule format, so not handled here
-    return value
+        return _unsure  # a model among options: not in the rule format, so not handled here
+    return None
 
 
 SOURCES = (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"),
