@@ -177,31 +177,80 @@ def _write(text: str, output: str | None, fmt: str = "text", colour: bool = Fals
 
 def _stream(produce: Any, output: str | None, fmt: str = "text", colour: bool = False) -> None:
     """Run `produce(out)`, which hands the report to `out` in pieces (whole lines), into
-    --output (a file that is not a symbolic link) or stdout. Human formats are escaped
-    piece by piece (`linter.report.escape`), then coloured if asked."""
-    if fmt not in MACHINE_FORMATS:
-        from linter.report.escape import human, terminal
-
-        clean = terminal if fmt == "github" else human  # annotations are workflow commands
-        raw = produce
-        produce = lambda out: raw(lambda piece: out(clean(piece)))  # noqa: E731
-    if not output:
-        if colour:
-            from linter.report.text import paint
-
-            produce(lambda piece: echo(paint(piece), nl=False, color=True))
-        else:
-            produce(lambda piece: echo(piece, nl=False, color=False))
-        return
-    import os
-
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    --output (a file that is not a symbolic link) or stdout (see Destination)."""
+    target = Destination(output, fmt, colour)
     try:
-        fd = os.open(output, flags, 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            produce(handle.write)
-    except OSError as exc:
-        _error(f"hwlint: cannot write {output}: {exc.strerror or exc}")
+        produce(target.write)
+    finally:
+        target.close()
+
+
+class Destination:
+    """Where one report goes: --output (a file that is not a symbolic link, opened when the
+    first piece comes) or stdout. `write` takes the report in pieces (whole lines, for the
+    human formats): those are escaped piece by piece (`linter.report.escape`), then coloured
+    if asked. A file that cannot be written ends the command (exit 2) and sets `failed`.
+    `before`: called before each piece goes to stdout (the progress line steps aside)."""
+
+    def __init__(self, output: str | None, fmt: str = "text", colour: bool = False, before: Any = None):
+        self.output, self.colour, self.before = output, colour, before
+        self.clean: Any = None
+        if fmt not in MACHINE_FORMATS:
+            from linter.report.escape import human, terminal
+
+            self.clean = terminal if fmt == "github" else human  # annotations are workflow commands
+        self.handle: Any = None
+        self.failed = False
+
+    def write(self, piece: str) -> None:
+        if self.clean is not None:
+            piece = self.clean(piece)
+        if not self.output:
+            if self.before is not None:
+                self.before()
+            if self.colour:
+                from linter.report.text import paint
+
+                echo(paint(piece), nl=False, color=True)
+            else:
+                echo(piece, nl=False, color=False)
+            return
+        try:
+            if self.handle is None:
+                self.handle = self._open()
+            self.handle.write(piece)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _open(self) -> Any:
+        import os
+
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(self.output, flags, 0o666)
+        return os.fdopen(fd, "w", encoding="utf-8")
+
+    def close(self, finished: bool = True) -> None:
+        """Finish the file (created empty if nothing was written to it); not `finished` (the
+        run failed): close what was begun, create nothing."""
+        if not self.output or self.failed or (self.handle is None and not finished):
+            return
+        try:
+            if self.handle is None:
+                self.handle = self._open()
+            handle, self.handle = self.handle, None
+            handle.close()
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        self.failed = True
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            import contextlib
+
+            with contextlib.suppress(OSError):
+                handle.close()
+        _error(f"hwlint: cannot write {self.output}: {exc.strerror or exc}")
         raise Exit(2) from None
 
 
@@ -250,14 +299,21 @@ class Progress:
         import time
 
         self.total, self.enabled, self.clock, self.shown = total, enabled and total >= self.MIN_FILES, time.monotonic, 0.0
+        self.visible = False
 
     def __call__(self, done: int) -> None:
         if not self.enabled:
             return
         now = self.clock()
         if done == self.total or now - self.shown >= 0.1:
-            self.shown = now
+            self.shown, self.visible = now, True
             echo(f"\rhwlint: reviewed {done}/{self.total} files", nl=False, err=True)
+
+    def hide(self) -> None:
+        """Clear the line before the report writes to the same terminal; a later count redraws it."""
+        if self.visible:
+            echo("\r\033[K", nl=False, err=True)
+            self.visible = False
 
     def close(self) -> None:
         if self.enabled:
@@ -325,14 +381,29 @@ def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected
         raise Exit(2) from None
 
 
+class Tally:
+    """What the exit code needs of the reviews, counted as they come."""
+
+    def __init__(self) -> None:
+        self.broken = False  # a file that could not be reviewed, or a rule that failed to run
+        self.worst = -1  # the rank of the most severe failing result
+
+    def add(self, review: Any) -> None:
+        if review.unreadable or review.rule_errors:
+            self.broken = True
+        for res in review.results:
+            if res.status == "fail" and SEVERITY_RANK[res.severity] > self.worst:
+                self.worst = SEVERITY_RANK[res.severity]
+
+    def code(self, fail_on: str) -> int:
+        return 2 if self.broken else 1 if self.worst >= SEVERITY_RANK[fail_on] else 0
+
+
 def exit_code(reviews: list[Any], fail_on: str) -> int:
-    if any(r.unreadable or r.rule_errors for r in reviews):
-        return 2
-    threshold = SEVERITY_RANK[fail_on]
-    failing = any(
-        res.status == "fail" and SEVERITY_RANK[res.severity] >= threshold for r in reviews for res in r.results
-    )
-    return 1 if failing else 0
+    tally = Tally()
+    for review in reviews:
+        tally.add(review)
+    return tally.code(fail_on)
 
 
 def _docs_url(given: str | None, config: Any) -> str | None:
@@ -354,12 +425,17 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
               colour: str = "auto", config_file: str | None = None, isolated: bool = False,
               max_chars: int | None = None, docs_url: str | None = None) -> None:
     """`hwlint check`: review FILES, write the reports, end with Exit(code)."""
+    import contextlib
+
     from linter.engine.bulk import review_files
     from linter.manifest.config import selection
-    from linter.report import write
+    from linter.report import write, writer
 
     paths = manifest_files(files)
     outputs = _outputs(formats, output, inputs=[*files, *paths], rule_dirs=rule_dirs)
+    targets: list[Destination] = []
+    writers: list[Any] = []
+    reviewed_all = False
     try:
         stdin_name = stdin_filename or "-"
         on_disk = [p for p in paths if p != "-"]
@@ -370,21 +446,44 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         selected = selection(config, select, ignore)
         evidence = any(fmt == "json" for fmt, _ in outputs)  # only the JSON report shows the evidence in words
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
-        try:
-            reviewed = iter(review_files(on_disk, pack, tier, selected, progress=progress, config=config, evidence=evidence))
-        finally:
-            progress.close()
-        read_in: dict[str, bytes] = {}  # standard input, by the name it is reported under
-        reviews = [_review_stdin(stdin_name, pack, tier, selected, config, read_in, evidence) if p == "-" else next(reviewed)
-                   for p in paths]
-        changes = _changes(reviews, base, pack, tier, selected, config, read_in) if base is not None else None
+        options = dict(verbose=verbose, quiet=quiet, statistics=statistics, max_chars=max_chars, docs_url=docs_url)
+        # Each review goes to every report as it comes and is then dropped: a report that needs
+        # them all at once (Markdown, the PR comment, GitHub annotations, any with --base) gets
+        # the kept list at the end instead.
         for fmt, path in outputs:
-            _stream(lambda out: write(fmt, reviews, pack, out, verbose=verbose, changes=changes, quiet=quiet,
-                                      statistics=statistics, max_chars=max_chars, docs_url=docs_url),
-                    path, fmt, colour=fmt == "text" and path is None and use_colour(colour, sys.stdout))
+            targets.append(Destination(path, fmt, fmt == "text" and path is None and use_colour(colour, sys.stdout),
+                                       progress.hide if path is None and _isatty(sys.stdout) else None))
+            writers.append(writer(fmt, pack, targets[-1].write, **options) if base is None else None)
+        kept: list[Any] | None = [] if None in writers else None
+        tally = Tally()
+        read_in: dict[str, bytes] = {}  # standard input, by the name it is reported under
+        reviewed = review_files(on_disk, pack, tier, selected, progress=progress, config=config, evidence=evidence)
+        try:
+            for p in paths:
+                review = _review_stdin(stdin_name, pack, tier, selected, config, read_in, evidence) if p == "-" else next(reviewed)
+                tally.add(review)
+                if kept is not None:
+                    kept.append(review)
+                for report in writers:
+                    if report is not None:
+                        report.add(review)
+        finally:
+            reviewed.close()
+            progress.close()
+        reviewed_all = True
+        changes = _changes(kept or [], base, pack, tier, selected, config, read_in) if base is not None else None
+        for (fmt, path), report, target in zip(outputs, writers, targets):
+            if report is None:
+                write(fmt, kept or [], pack, target.write, changes=changes, **options)
+            else:
+                report.close()
+            target.close()
     except (Exit, Exception) as exc:
-        if isinstance(exc, Exit) and "reviews" in locals():
-            raise  # the reports are written; the exit code says the rest
+        for target in targets:
+            with contextlib.suppress(Exit):
+                target.close(finished=False)
+        if isinstance(exc, Exit) and (reviewed_all or any(t.failed for t in targets)):
+            raise  # the reports are written, or one could not be: the exit code says the rest
         # code scanning must hear that this run failed, not see an empty, successful one
         from linter.report.sarif import failed
 
@@ -394,7 +493,12 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
             if fmt == "sarif" and path:
                 _write(failed(f"hwlint could not review the manifests: {why}"), path, "sarif")
         raise
-    code = exit_code(reviews, fail_on or config.fail_on or "error")
+    finally:
+        for report in writers:  # a report that waited in a temporary file and was not finished
+            spool = getattr(report, "spool", None)
+            if spool is not None:
+                spool.close()
+    code = tally.code(fail_on or config.fail_on or "error")
     raise Exit(0 if exit_zero and code == 1 else code)
 
 

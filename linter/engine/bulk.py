@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 MIN_PARALLEL = 64  # below this, starting workers costs more than it saves
 
@@ -27,22 +27,29 @@ _work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence), inherit
 
 
 def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any,
-                 progress: Callable[[int], None] | None = None, config: Any = None, evidence: bool = False) -> list[Any]:
-    """One review per file, in order; `progress(done)` is called as they complete. `evidence`:
-    render the passing rules' evidence (for the JSON report)."""
+                 progress: Callable[[int], None] | None = None, config: Any = None, evidence: bool = False) -> Iterator[Any]:
+    """One review per file, in order, each as soon as it and those before it are done (the
+    caller writes it and lets it go); `progress(done)` is called as they complete.
+    `evidence`: render the passing rules' evidence (for the JSON report). Close the iterator
+    when stopping early: that ends the workers."""
     from linter.engine.review import review_file
 
+    done = 0
     jobs = _jobs(len(files))
     if jobs > 1:
-        reviews = _in_workers(files, jobs, (pack, tier, selected, config, evidence), progress)
-        if reviews is not None:
-            return reviews
-    out = []
-    for path in files:
-        out.append(review_file(path, pack, tier, selected, config, evidence))
+        for review in _in_workers(files, jobs, (pack, tier, selected, config, evidence)):
+            if review is None:  # no processes to be had: the rest here instead
+                break
+            done += 1
+            if progress:
+                progress(done)
+            yield review
+    for path in files[done:]:
+        review = review_file(path, pack, tier, selected, config, evidence)
+        done += 1
         if progress:
-            progress(len(out))
-    return out
+            progress(done)
+        yield review
 
 
 def _jobs(count: int) -> int:
@@ -59,7 +66,15 @@ def _jobs(count: int) -> int:
     return min(cpus, idle) if idle >= 2 else 1
 
 
-def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress: Callable[[int], None] | None = None) -> list[Any] | None:
+CHUNK = 16  # files a worker reviews per round trip: enough to make the trip cheap, few enough to keep little waiting
+
+
+def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...]) -> Iterator[Any]:
+    """The reviews of `files` from `jobs` forked workers, in order; None once no more can be
+    had from them (the pool broke, or could not start): the caller does the rest. At most a
+    few chunks per worker are queued or finished ahead of the caller, so reviews that wait
+    to be written stay few."""
+    import collections
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -70,21 +85,25 @@ def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], progress
     _work = work
     gc.freeze()  # the pack and the rest stay shared with the workers, not copied by their collector
     pool = None
+    size = max(1, min(CHUNK, len(files) // (jobs * 8)))
+    chunks = [files[i:i + size] for i in range(0, len(files), size)]
+    queued: collections.deque = collections.deque()
     try:
         pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start)
-        out = []
-        for review in pool.map(_review_one, files, chunksize=max(1, len(files) // (jobs * 8))):
-            out.append(review)
-            if progress:
-                progress(len(out))
+        sent = 0
+        while chunks[sent:] or queued:
+            while sent < len(chunks) and len(queued) < jobs * 3:
+                queued.append(pool.submit(_review_chunk, chunks[sent]))
+                sent += 1
+            reviews = queued.popleft().result()
+            yield from reviews
         pool.shutdown()
-        return out
-    except KeyboardInterrupt:  # Ctrl-C: stop the workers now rather than let them finish their chunks
+    except (KeyboardInterrupt, GeneratorExit):  # Ctrl-C, or the caller stopped: stop the workers now
         _stop(pool)
         raise
-    except (BrokenProcessPool, OSError):  # no processes to be had: do it here instead
+    except (BrokenProcessPool, OSError):  # no processes to be had: the caller does the rest
         _stop(pool)
-        return None
+        yield None
     finally:
         if pool is not None:
             with contextlib.suppress(OSError):  # a pipe the manager closed as it ended
@@ -106,12 +125,20 @@ def _stop(pool: Any) -> None:
     if pool is None:
         return
     workers = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
+    results = getattr(pool, "_result_queue", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for worker in workers:
         if worker.is_alive():
             worker.terminate()
     for worker in workers:
         worker.join(1)
+    # A worker killed while sending its reviews leaves half a message in the result pipe, and
+    # the manager thread waits for the rest forever (the exit hook then waits for it): this
+    # process's own copy of the pipe's writing end is the last one, and closing it ends that
+    # read. Nothing here writes to that pipe.
+    with contextlib.suppress(Exception):
+        results._writer.close()
     # CPython 3.11's exit hook, a second shutdown and the executor's weakref callback all wake
     # the manager thread through a pipe it closes as it ends; a wake-up that races that close
     # prints "Bad file descriptor" after "aborted". With its workers gone the manager ends in
@@ -119,14 +146,13 @@ def _stop(pool: Any) -> None:
     # wake-up off the hook's list.
     import concurrent.futures.process as futures_process
 
-    manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None:
         manager.join(5)
         getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
 
 
-def _review_one(path: str) -> Any:
+def _review_chunk(paths: Sequence[str]) -> list[Any]:
     from linter.engine.review import review_file
 
     pack, tier, selected, config, evidence = _work
-    return review_file(path, pack, tier, selected, config, evidence)
+    return [review_file(path, pack, tier, selected, config, evidence) for path in paths]

@@ -52,6 +52,32 @@ def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, chan
     return "".join(parts)
 
 
+def _options(function: Callable[..., Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
+             quiet: bool = False, statistics: bool = False, max_chars: int | None = None,
+             docs_url: str | None = None) -> dict[str, Any]:
+    """The options `function` names, of those OPTIONS offers."""
+    offered = {
+        "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
+        "verbose": verbose, "changes": changes, "quiet": quiet, "statistics": statistics, "max_chars": max_chars,
+        "docs_url": docs_url,
+    }
+    wanted = inspect.signature(function).parameters
+    return {k: v for k, v in offered.items() if k in wanted}
+
+
+def writer(name: str, pack: Any, out: Callable[[str], None], verbose: bool = False, changes: list[Any] | None = None,
+           quiet: bool = False, statistics: bool = False, max_chars: int | None = None,
+           docs_url: str | None = None) -> Any:
+    """A report of format `name` written as the reviews come: `.add(review)` for each, in
+    order, then `.close()`; memory stays that of one manifest, not of the run. A format whose
+    module has a `Stream` class (text, JSON, SARIF) has one; None for the others, and with
+    `changes` (the base diff needs every review first): give those `write` the whole list."""
+    stream = getattr(import_module(REGISTRY[name].split(":")[0]), "Stream", None)
+    if stream is None or changes is not None:
+        return None
+    return stream(out, **_options(stream, pack, verbose, changes, quiet, statistics, max_chars, docs_url))
+
+
 def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], verbose: bool = False,
           changes: list[Any] | None = None, quiet: bool = False, statistics: bool = False,
           max_chars: int | None = None, docs_url: str | None = None) -> None:
@@ -59,15 +85,9 @@ def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], 
     **options)` (JSON, SARIF) writes one manifest or finding at a time, so a report of
     thousands of manifests is never held whole in memory."""
     function = reporter(name)
-    offered = {
-        "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
-        "verbose": verbose, "changes": changes, "quiet": quiet, "statistics": statistics, "max_chars": max_chars,
-        "docs_url": docs_url,
-    }
-    wanted = inspect.signature(function).parameters
-    options = {k: v for k, v in offered.items() if k in wanted}
+    options = _options(function, pack, verbose, changes, quiet, statistics, max_chars, docs_url)
     before = after = ""
-    if changes is not None and "changes" not in wanted and name in ("text", "markdown") and not (quiet and name == "text"):
+    if changes is not None and "changes" not in options and name in ("text", "markdown") and not (quiet and name == "text"):
         from linter.report import changes as diff
 
         if name == "text":

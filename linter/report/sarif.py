@@ -38,7 +38,7 @@ from linter.results import Result, layer_name, one_line
 from linter.engine.review import Review
 from linter.engine.rules import Rule, RulePack, pack_digest
 from linter.report import reported
-from linter.report.json import ITEMS, dumps, stream_dumps
+from linter.report.json import ITEMS, Frame, Spool, dumps
 from linter.report.location import repo_relative
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -177,34 +177,51 @@ def _result(r: Result, index: int, lines: Any) -> dict[str, Any]:
     return out
 
 
+def _extra(r: Result, rules: list[dict[str, Any]], index: dict[str, int], docs_url: str | None) -> int:
+    """The index of `r`'s rule, describing a check that is not a pack rule when it first fires."""
+    at = index.get(r.rule_id)
+    if at is None:
+        at = index[r.rule_id] = len(rules)
+        rules.append(_extra_descriptor(r, docs_url))
+    return at
+
+
 def _rules(reviews: list[Review], pack: RulePack, docs_url: str | None) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The rule descriptors (the pack's, then the other checks that fired) and each id's index."""
     rules = [_descriptor(rule, pack, docs_url) for rule in pack.rules]
     index = {d["id"]: i for i, d in enumerate(rules)}
     for r in reported(reviews):
-        if r.rule_id not in index:
-            index[r.rule_id] = len(rules)
-            rules.append(_extra_descriptor(r, docs_url))
+        _extra(r, rules, index, docs_url)
     return rules, index
 
 
+def _problems(review: Review) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A review's notifications: its rule errors, and why an unreadable file could not be read."""
+    errors = [_notification(e) for e in review.rule_errors]
+    unread = [_notification(f"{repo_relative(r.file)}: {r.message}", r) for r in review.file_findings] if review.unreadable else []
+    return errors, unread
+
+
 def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]], results: list[Any],
-              docs_url: str | None = None) -> dict[str, Any]:
-    notifications = [_notification(e) for review in reviews for e in review.rule_errors]
-    for review in reviews:
-        if review.unreadable:
-            notifications += [_notification(f"{repo_relative(r.file)}: {r.message}", r) for r in review.file_findings]
+              docs_url: str | None = None, notifications: list[dict[str, Any]] | None = None,
+              deselected: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+    """The log; `notifications` and `deselected` ((rule id, how, manifest) of each rule a
+    manifest's review switched off) stand in for what `reviews` hold when given (streaming)."""
+    if notifications is None:
+        found = [_problems(review) for review in reviews]
+        notifications = [n for errors, _ in found for n in errors] + [n for _, unread in found for n in unread]
+    if deselected is None:
+        deselected = [(d["rule_id"], d["how"], repo_relative(review.file)) for review in reviews for d in review.deselected]
     log = _log(rules, results, notifications, pack_digest(pack), docs_url)
     index = {d["id"]: i for i, d in enumerate(rules)}
     overrides = []  # SARIF's place for rules a run switched off: one per (rule, manifest)
-    for review in reviews:
-        for d in review.deselected:
-            if d["rule_id"] in index:
-                overrides.append({
-                    "descriptor": {"id": d["rule_id"], "index": index[d["rule_id"]]},
-                    "configuration": {"enabled": False},
-                    "properties": {"deselectedBy": d["how"], "manifest": repo_relative(review.file)},
-                })
+    for rule_id, how, where in deselected:
+        if rule_id in index:
+            overrides.append({
+                "descriptor": {"id": rule_id, "index": index[rule_id]},
+                "configuration": {"enabled": False},
+                "properties": {"deselectedBy": how, "manifest": where},
+            })
     if overrides:
         log["runs"][0]["invocations"][0]["ruleConfigurationOverrides"] = overrides
     return log
@@ -216,12 +233,54 @@ def document(reviews: list[Review], pack: RulePack, docs_url: str | None = None)
     return _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)], docs_url)
 
 
+class Stream:
+    """The log written a manifest at a time (`add`, then `close`). What comes before the
+    results (the rules that fired beyond the pack's, the notifications, the rules switched
+    off) is known only at the end, so the results wait in a Spool (memory, then a temporary
+    file) and the rest is kept small: a notification per problem, three strings per
+    deselected rule and manifest."""
+
+    def __init__(self, write: Callable[[str], None], pack: RulePack, docs_url: str | None = None):
+        self.write, self.pack, self.docs_url = write, pack, docs_url
+        self.rules = [_descriptor(rule, pack, docs_url) for rule in pack.rules]
+        self.index = {d["id"]: i for i, d in enumerate(self.rules)}
+        self.lines = _source_lines()
+        self.errors: list[dict[str, Any]] = []
+        self.unread: list[dict[str, Any]] = []
+        self.deselected: list[tuple[str, str, str]] = []
+        self.frame = Frame(_document([], pack, self.rules, [ITEMS], docs_url))  # where results go, and how deep
+        self.spool = Spool()
+        self.count = 0
+
+    def add(self, review: Review) -> None:
+        for r in reported((review,)):
+            result = _result(r, _extra(r, self.rules, self.index, self.docs_url), self.lines)
+            self.spool.write(self.frame.item(result, not self.count))
+            self.count += 1
+        errors, unread = _problems(review)
+        self.errors += errors
+        self.unread += unread
+        self.deselected += [(d["rule_id"], d["how"], repo_relative(review.file)) for d in review.deselected]
+
+    def close(self) -> None:
+        frame = Frame(_document([], self.pack, self.rules, [ITEMS], self.docs_url, self.errors + self.unread, self.deselected))
+        if not self.count:
+            self.write(frame.empty)
+            return
+        self.write(frame.head)
+        self.spool.drain(self.write)
+        self.write(frame.tail)
+
+
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], docs_url: str | None = None) -> None:
     """The log, written one result at a time (the results come last in it)."""
-    rules, index = _rules(reviews, pack, docs_url)
-    lines = _source_lines()
-    stream_dumps(_document(reviews, pack, rules, [ITEMS], docs_url),
-                 (_result(r, index[r.rule_id], lines) for r in reported(reviews)), write)
+    report = Stream(write, pack, docs_url)
+    try:
+        for review in reviews:
+            report.add(review)
+        report.close()
+    finally:
+        report.spool.close()
 
 
 def _notification(message: str, where: Result | None = None) -> dict[str, Any]:

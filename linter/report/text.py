@@ -4,6 +4,7 @@ A file name is shown with its line breaks escaped, so it cannot start a line of 
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from linter.results import one_line
 from linter.engine.review import Review
@@ -37,14 +38,24 @@ def deselected(review: Review) -> str:
     return f"; {len(review.deselected)} deselected ({deselection(review)})" if review.deselected else ""
 
 
-def render(reviews: list[Review], verbose: bool = False, quiet: bool = False, statistics: bool = False) -> str:
-    """Findings in file order, then line and column order; then one summary per file.
-    quiet: the failing findings only. statistics: a count per rule instead of the findings."""
-    lines = []
-    for review in reviews:
+class Stream:
+    """The text report written a manifest at a time (`add`, then `close`): each manifest's
+    findings as it comes; what comes after all of them (the statistics, the summaries) is kept
+    as counts and one line per file, so a run of thousands of files never holds their reviews.
+    Findings in line and column order within a file; quiet: the failing findings only;
+    statistics: a count per rule instead of the findings."""
+
+    def __init__(self, write: Callable[[str], None], verbose: bool = False, quiet: bool = False, statistics: bool = False):
+        self.write, self.verbose, self.quiet, self.statistics = write, verbose, quiet, statistics
+        self.summaries: list[str] = []
+        self.counts: dict[str, list] = {}  # rule id -> [failures, severity, title], in first-seen order
+
+    def add(self, review: Review) -> None:
+        verbose, quiet = self.verbose, self.quiet
+        lines = []
         shown = [r for r in review.results if r.status == "fail" or (not quiet and (r.status == "waived" or (verbose and r.status == "pending")))]
         for r in sorted(shown, key=lambda r: (r.line, r.column, r.rule_id)):
-            if statistics:
+            if self.statistics:
                 continue
             if r.status == "fail":
                 fix = f" Fix: {one_line(r.fix)}" if r.fix and verbose else ""
@@ -52,21 +63,35 @@ def render(reviews: list[Review], verbose: bool = False, quiet: bool = False, st
             else:  # a waiver is always shown
                 lines.append(f"{escaped(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.status} {one_line(r.title)}: {one_line(r.reason)}")
         lines.extend(one_line(e) for e in review.rule_errors)
-    if statistics:
-        lines.extend(_statistics(reviews))
-    if not quiet:
-        lines.extend(summary(review) for review in reviews)
-    return "\n".join(lines) + "\n" if lines else ""
+        if self.statistics:
+            for r in review.results:
+                if r.status == "fail":
+                    self.counts.setdefault(r.rule_id, [0, r.severity, r.title])[0] += 1
+        if not quiet:
+            self.summaries.append(summary(review))
+        if lines:
+            self.write("\n".join(lines) + "\n")
+
+    def close(self) -> None:
+        lines = _statistics(self.counts) if self.statistics else []
+        lines += self.summaries
+        if lines:
+            self.write("\n".join(lines) + "\n")
 
 
-def _statistics(reviews: list[Review]) -> list[str]:
-    """`count  ID  severity  title`, most frequent first (as ruff --statistics)."""
-    counts: dict[str, list] = {}
+def render(reviews: list[Review], verbose: bool = False, quiet: bool = False, statistics: bool = False) -> str:
+    """Findings in file order, then line and column order; then one summary per file.
+    quiet: the failing findings only. statistics: a count per rule instead of the findings."""
+    parts: list[str] = []
+    report = Stream(parts.append, verbose, quiet, statistics)
     for review in reviews:
-        for r in review.results:
-            if r.status == "fail":
-                entry = counts.setdefault(r.rule_id, [0, r.severity, r.title])
-                entry[0] += 1
+        report.add(review)
+    report.close()
+    return "".join(parts)
+
+
+def _statistics(counts: dict[str, list]) -> list[str]:
+    """`count  ID  severity  title`, most frequent first (as ruff --statistics)."""
     ordered = sorted(counts.items(), key=lambda item: (-item[1][0], item[0]))
     width = max((len(str(n)) for _, (n, _, _) in ordered), default=1)
     return [f"{n:>{width}}  {rule_id:<8} {severity:<7}  {one_line(title)}" for rule_id, (n, severity, title) in ordered]

@@ -1,0 +1,74 @@
+"""Reports of many manifests stream: each review is written and dropped, so a run's peak
+memory does not grow with the number of files; and the JSON text is the standard library's.
+
+The memory test compares the peak resident memory (ru_maxrss, from the kernel) of two real
+runs, 30 and 330 files, all three streamed formats at once. Keeping every review to the end
+(as hwlint did) grows the peak by about 100 kB a file: some 30 MB for the 300 extra files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import EXAMPLES, ROOT, TODAY
+
+
+# Linux keeps a process's peak memory across exec, so a child forked from this (large) test
+# process would report this process's size: a small Python starts hwlint and reports its peak.
+_STARTER = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:], stdout=sys.stdout); "
+            "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)")
+
+
+def _peak_kb(folder: Path, tmp: Path, env: dict[str, str]) -> int:
+    command = [sys.executable, "-m", "linter.cli", "check", "--format", f"json:{tmp / 'r.json'}",
+               "--format", f"sarif:{tmp / 'r.sarif'}", "--format", "text", str(folder)]
+    with open(tmp / "r.txt", "wb") as out:
+        proc = subprocess.run([sys.executable, "-c", _STARTER, *command], cwd=ROOT, env=env, stdout=out,
+                              stderr=subprocess.PIPE, text=True, timeout=600)
+    code, peak = proc.stderr.split()[-2:]
+    assert code in ("0", "1"), proc.stderr
+    manifests = json.loads((tmp / "r.json").read_text(encoding="utf-8"))["manifests"]
+    assert len(manifests) == len(list(folder.glob("*.hw.yaml")))
+    return int(peak)
+
+
+def test_peak_memory_does_not_grow_with_the_number_of_manifests(tmp_path):
+    text = (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text(encoding="utf-8")
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_JOBS": "1", "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
+    peaks = {}
+    for count in (30, 330):
+        folder = tmp_path / f"m{count}"
+        folder.mkdir()
+        for i in range(count):
+            (folder / f"c{i:04d}.hw.yaml").write_text(text.replace("atlas-70b", f"atlas-70b-{i}", 1), encoding="utf-8")
+        _peak_kb(folder, tmp_path, env)  # the first run builds the pack cache
+        peaks[count] = _peak_kb(folder, tmp_path, env)
+    grown = peaks[330] - peaks[30]
+    assert grown < 12 * 1024, f"300 more manifests took {grown / 1024:.0f} MB more at peak ({peaks})"
+
+
+# JSON values as reports hold them, and what finite() and default=str turn into text.
+class Tag:
+    def __str__(self) -> str:
+        return "tag \u00e9"
+
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(), st.just(Tag()))
+KEYS = st.one_of(st.text(), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(inner, inner), st.dictionaries(KEYS, inner, max_size=4)), max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=VALUES, level=st.integers(0, 5))
+def test_the_report_encoder_writes_what_json_dumps_writes(value, level):
+    from linter.report.json import encode, finite
+
+    expected = json.dumps(finite(value), indent=2, ensure_ascii=False, allow_nan=False, default=str)
+    assert encode(value, level) == expected.replace("\n", "\n" + "  " * level)
