@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 from linter.physics import formulas as physics
@@ -31,18 +32,30 @@ NO_GPU_POOL = Unknown(("node_pools[].gpu",))  # no compute pool names a GPU: not
 
 def unknowns(values: Any) -> tuple[str, ...]:
     """Every field the Unknown values among `values` need."""
-    return tuple(n for v in values if isinstance(v, Unknown) for n in v.needs)
+    out: tuple[str, ...] = ()
+    for v in values:
+        if isinstance(v, Unknown):
+            out += v.needs
+    return out
 
 
 def _apply(compute: Callable[..., Any], *values: Any) -> Any:
     """compute(*values), or Unknown naming everything the unknown values need."""
-    missing = unknowns(values)
-    return Unknown(missing) if missing else compute(*values)
+    for v in values:
+        if isinstance(v, Unknown):
+            missing = unknowns(values)
+            return Unknown(missing) if missing else compute(*values)
+    return compute(*values)
+
+
+@lru_cache(maxsize=4096)  # the same few paths, read for every manifest
+def _steps(path: str) -> tuple:
+    return undotted(path)
 
 
 def get(data: Any, path: str) -> Any:
     node = data
-    for part in undotted(path):
+    for part in _steps(path):
         try:
             node = node[part]
         except (KeyError, IndexError, TypeError):
@@ -53,9 +66,8 @@ def get(data: Any, path: str) -> Any:
 def fact(data: dict, paths: list[str], compute: Callable[..., Any]) -> Any:
     """compute(*values at paths), or Unknown naming every path the manifest leaves out."""
     values = [get(data, p) for p in paths]
-    missing = tuple(p for p, v in zip(paths, values) if v is _MISSING)
-    if missing:
-        return Unknown(missing)
+    if _MISSING in values:
+        return Unknown(tuple(p for p, v in zip(paths, values) if v is _MISSING))
     result = _apply(compute, *values)
     if isinstance(result, float) and not (math.isfinite(result) and abs(result) < 1e300):
         # a value the schema accepts (5e-324 as a divisor) drove the result out of range
