@@ -137,20 +137,122 @@ def _shape(annotation: Any) -> Shape:
 
 def dump(manifest_shape: Shape, data: Any) -> dict[str, Any] | None:
     """The pydantic dump of `data` (valid under the schema), or None: ask pydantic."""
+    found = _COMPILED.get(id(manifest_shape))
+    if found is None or found[0] is not manifest_shape:
+        if len(_COMPILED) >= 8:
+            _COMPILED.clear()
+        found = _COMPILED[id(manifest_shape)] = (manifest_shape, _compiled(manifest_shape))
     try:
-        return _value(manifest_shape, data)
+        return found[1](data)
     except _Unsure:
         return None
 
 
-def _value(node: Shape, value: Any) -> Any:
+# each shape's functions, built once per process: id(shape) -> (shape, function)
+_COMPILED: dict[int, tuple[Shape, Any]] = {}
+_REQUIRED, _DEFAULT, _NO_COPY = 0, 1, 2  # a field's default: none (required), a value to copy, one that needs no copy
+
+
+def _compiled(node: Shape) -> Any:
+    """A function from a value to its dump under `node` (raising _Unsure), read from the
+    shape once instead of for every value."""
     kind = node[0]
     if kind == "model":
+        return _model([(key, other, optional, _OMIT if default == _OMIT else (_REQUIRED, None) if default == ("required",)
+                        else (_NO_COPY if type(default[1]) in (str, int, float, bool) else _DEFAULT, default[1]),
+                        _compiled(inner)) for key, other, optional, default, inner in node[1]])
+    if kind == "float":
+        def number(value: Any) -> Any:
+            kind_of = type(value)
+            if kind_of is int:
+                return float(value)
+            if kind_of is float and math.isfinite(value):
+                return value
+            raise _Unsure
+
+        return number
+    if kind == "int":
+        def whole(value: Any) -> Any:
+            kind_of = type(value)
+            if kind_of is int:
+                return value
+            if kind_of is float and math.isfinite(value) and value.is_integer():
+                return int(value)
+            raise _Unsure
+
+        return whole
+    if kind in ("str", "bool"):
+        wanted = str if kind == "str" else bool
+
+        def same(value: Any) -> Any:
+            if type(value) is wanted:
+                return value
+            raise _Unsure
+
+        return same
+    if kind == "date":
+        def date(value: Any) -> Any:
+            if type(value) is str and _DATE.fullmatch(value):
+                try:
+                    dt.date.fromisoformat(value)
+                except ValueError:
+                    raise _Unsure from None
+                return value
+            raise _Unsure
+
+        return date
+    if kind == "literal":
+        options = node[1]
+
+        def literal(value: Any) -> Any:
+            kind_of = type(value)
+            if any(type(option) is kind_of and option == value for option in options):
+                return value
+            raise _Unsure
+
+        return literal
+    if kind == "list":
+        item = _compiled(node[1])
+
+        def items(value: Any) -> Any:
+            if type(value) is not list:
+                raise _Unsure
+            out = []
+            for one in value:
+                if one is None:
+                    raise _Unsure
+                out.append(item(one))
+            return out
+
+        return items
+    if kind == "dict":
+        entry = _compiled(node[1])
+
+        def mapping(value: Any) -> Any:
+            if type(value) is not dict or not all(type(k) is str for k in value):
+                raise _Unsure
+            out = {}
+            for k, v in value.items():
+                if v is None:
+                    raise _Unsure
+                out[k] = entry(v)
+            return out
+
+        return mapping
+
+    def unknown(value: Any) -> Any:
+        raise _Unsure
+
+    return unknown
+
+
+def _model(fields: list[tuple[str, str | None, bool, Any, Any]]) -> Any:
+    def model(value: Any) -> Any:
         if type(value) is not dict:
             raise _Unsure
         out: dict[str, Any] = {}
         used = 0
-        for key, other, optional, default, inner in node[1]:
+        for key, other, optional, default, inner in fields:
             if key in value:
                 used += 1
                 given = value[key]
@@ -158,53 +260,16 @@ def _value(node: Shape, value: Any) -> Any:
                     if not optional:
                         raise _Unsure
                     continue  # exclude_none
-                out[key] = _value(inner, given)
+                out[key] = inner(given)
             elif other is not None and other in value:
                 raise _Unsure  # the field's own name instead of its alias
-            elif default == ("required",):
-                raise _Unsure
-            elif default != _OMIT:
-                out[key] = plain_copy(default[1])
+            elif default is not _OMIT:
+                how, default_value = default
+                if how == _REQUIRED:
+                    raise _Unsure
+                out[key] = default_value if how == _NO_COPY else plain_copy(default_value)
         if used != len(value):
             raise _Unsure  # a key no field has
         return out
-    kind_of = type(value)
-    if kind == "float":
-        if kind_of is int:
-            return float(value)
-        if kind_of is float and math.isfinite(value):
-            return value
-    elif kind == "int":
-        if kind_of is int:
-            return value
-        if kind_of is float and math.isfinite(value) and value.is_integer():
-            return int(value)
-    elif kind == "str":
-        if kind_of is str:
-            return value
-    elif kind == "bool":
-        if kind_of is bool:
-            return value
-    elif kind == "date":
-        if kind_of is str and _DATE.fullmatch(value):
-            try:
-                dt.date.fromisoformat(value)
-            except ValueError:
-                raise _Unsure from None
-            return value
-    elif kind == "literal":
-        if any(type(option) is kind_of and option == value for option in node[1]):
-            return value
-    elif kind == "list":
-        if kind_of is list:
-            return [_value(node[1], item) for item in value if _not_none(item)]
-    elif kind == "dict":
-        if kind_of is dict and all(type(k) is str for k in value):
-            return {k: _value(node[1], v) for k, v in value.items() if _not_none(v)}
-    raise _Unsure
 
-
-def _not_none(value: Any) -> bool:
-    if value is None:
-        raise _Unsure
-    return True
+    return model
