@@ -74,21 +74,44 @@ def cached(build: Callable[[], Any], folders: list[Path], schemas: Path) -> Any:
 
 def _installed(package: str) -> str:
     """Where `package` is installed and its `__init__.py`'s size and mtime (an upgrade rewrites
-    it), found without importing the package."""
-    from importlib.util import find_spec
+    it), found on sys.path as an import would find it, without importing it (or importlib.util)."""
+    for entry in sys.path:
+        origin = os.path.join(entry or os.curdir, package, "__init__.py")
+        try:
+            stat = os.stat(origin)
+        except OSError:
+            continue
+        return f"{origin}\0{stat.st_size}\0{stat.st_mtime_ns}"
+    return f"{package}: not installed"
 
-    spec = find_spec(package)
-    if spec is None or not spec.origin:
-        return f"{package}: not installed"
-    stat = os.stat(spec.origin)
-    return f"{spec.origin}\0{stat.st_size}\0{stat.st_mtime_ns}"
+
+def _listed(folder: Path, suffix: str) -> list[Path]:
+    """The files of `folder` whose names end in `suffix`, sorted by name (a plain listing: no
+    glob pattern to compile); none when the folder cannot be read."""
+    try:
+        names = sorted(name for name in os.listdir(folder) if name.endswith(suffix))
+    except OSError:
+        return []
+    return [folder / name for name in names]
+
+
+def _modules(root: Path) -> list[tuple[str, os.stat_result]]:
+    """Every *.py under `root` with its stat, sorted by path."""
+    out, stack = [], [str(root)]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    out.append((entry.path, entry.stat()))
+    return sorted(out, key=lambda item: item[0])
 
 
 def _key(folders: list[Path], schemas: Path) -> str:
     digest = hashlib.sha256()
     digest.update(repr((sys.version, _installed("jinja2"), _installed("pydantic"))).encode())
-    for module in sorted(_LINTER.rglob("*.py")):
-        stat = module.stat()
+    for module, stat in _modules(_LINTER):
         digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     for folder in folders:
         digest.update(f"folder\0{folder}\0{folder.resolve()}\n".encode())
@@ -97,8 +120,8 @@ def _key(folders: list[Path], schemas: Path) -> str:
     present = [f for f in folders if f.is_dir()]
     catalog = data_dir("catalog")  # the pack carries the built-in catalog as loaded
     rules = data_dir("rules")  # its table of compiled sources, which a build reads
-    for folder, item in [*pack_files(present), *((schemas, p) for p in sorted(schemas.glob("*.json"))),
-                         *((catalog, p) for p in sorted(catalog.glob("*.yaml"))),
+    for folder, item in [*pack_files(present), *((schemas, p) for p in _listed(schemas, ".json")),
+                         *((catalog, p) for p in _listed(catalog, ".yaml")),
                          *((rules, p) for p in [rules / "compiled.json"] if p.is_file())]:
         content = read_pack_file(folder, item)
         digest.update(f"{folder}\0{item.name}\0{len(content)}\0".encode() + content)
@@ -108,7 +131,7 @@ def _key(folders: list[Path], schemas: Path) -> str:
 def rule_files(folder: Path) -> list[Path]:
     """The rule files the loader reads in `folder`, sorted by name."""
     # data files, and manifests kept beside the rules as test bases, are not rule files
-    return [p for p in sorted(folder.glob("*.yaml")) if p.name not in DATA_FILES and not p.name.endswith(".hw.yaml")]
+    return [p for p in _listed(folder, ".yaml") if p.name not in DATA_FILES and not p.name.endswith(".hw.yaml")]
 
 
 def pack_files(folders: list[Path]) -> list[tuple[Path, Path]]:
@@ -119,7 +142,7 @@ def pack_files(folders: list[Path]) -> list[tuple[Path, Path]]:
     base = data_dir("rules")
     out = []
     for folder in folders:
-        names = sorted(folder.glob("*.yaml")) if folder == base else rule_files(folder)
+        names = _listed(folder, ".yaml") if folder == base else rule_files(folder)
         out.extend((folder, p) for p in names)
     return out
 
