@@ -49,6 +49,19 @@ def test_pyproject_tool_table_is_a_config_and_one_without_it_is_passed_over(hwli
     assert "ignore OPS in" in run.out and "pyproject.toml" in run.out
 
 
+def test_a_broken_pyproject_is_reported_only_when_it_may_hold_hwlints_table(hwlint, repo):
+    """A pyproject.toml is read for its [tool.hwlint] table; one that never spells hwlint (no
+    such key, no escape that could make one) cannot hold it and is passed over unparsed, broken
+    or not; a broken one that may hold it is reported."""
+    root, manifest = repo
+    (root / "clusters" / "pyproject.toml").write_text('[project\nname = "x"\n')
+    assert hwlint("check", manifest).code == 0
+    for text in ('[tool.hwlint\nignore = ["OPS"]\n', '[tool."\\u0068wlint"\nignore = 1\n'):
+        (root / "clusters" / "pyproject.toml").write_text(text)
+        run = hwlint("check", manifest)
+        assert run.code == 2 and "not valid TOML" in run.err, run.err
+
+
 @pytest.mark.parametrize("text, message", [
     ("polcy: {power_headroom_pct: 25}\n", 'polcy: unknown setting; did you mean "policy"?'),
     ("policy: {power_headroom: 25}\n", 'policy.power_headroom: unknown setting; did you mean "power_headroom_pct"?'),

@@ -82,9 +82,15 @@ class Config:
 
 def _has_tool_table(path: Path) -> bool:
     try:
+        raw = path.read_bytes()
+    except OSError:
+        return True  # reported when it is read
+    if b"hwlint" not in raw and b"\\u" not in raw and b"\\U" not in raw:
+        return False  # no key of it can spell hwlint (most projects' pyproject.toml): no TOML parser needed
+    try:
         return "hwlint" in (_toml(path).get("tool") or {})
     except ConfigError:
-        return True  # a broken pyproject.toml is reported when it is read
+        return True  # a broken pyproject.toml that may be hwlint's is reported when it is read
 
 
 def find(start: str) -> Path | None:
