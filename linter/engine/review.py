@@ -200,6 +200,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     holding = review.conditions = conditions(pack, data, facts)
     from linter.engine.sandbox import pack_budget
 
+    views = _views(data, facts, primary)  # one view of this manifest for all its rules
     with pack_budget():  # the whole pack shares one budget per manifest, besides each rule's own
         for rule in pack.rules:
             if selected is not None and not selected(rule.id):
@@ -207,7 +208,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
                 review.deselected.append({"rule_id": rule.id, "title": rule.spec.title, "severity": rule.spec.severity,
                                           "never_skip": rule.spec.never_skip, "how": how})
                 continue
-            result = evaluate(rule, doc, data, facts, primary, review.tier, holding, evidence)
+            result = evaluate(rule, doc, data, facts, primary, review.tier, holding, evidence, views)
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
@@ -342,11 +343,11 @@ def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
     return out
 
 
-def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str,
-             holding: dict[str, str] | None = None, evidence: bool = True) -> Result:
-    from linter.engine.sandbox import Missing, MissingData, Recorder, RuleTimeout, time_budget, wrap
+def _views(data: dict, facts: dict, primary: dict | None) -> tuple[dict[str, Any], dict]:
+    """The names a rule reads (`manifest`, `facts`, `pool`) as views of `data`, and the
+    recorder those views fill with the values read."""
+    from linter.engine.sandbox import Missing, Recorder, wrap
 
-    spec = rule.spec
     recorder = Recorder()
     pool_path = facts["primary_pool"] if not isinstance(facts["primary_pool"], Unknown) else "node_pools[0]"
     scope = {
@@ -354,6 +355,19 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         "facts": wrap(facts, "facts", recorder),
         "pool": wrap(primary, pool_path, recorder) if primary is not None else Missing(needs=("node_pools[].gpu",)),
     }
+    return scope, recorder
+
+
+def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str,
+             holding: dict[str, str] | None = None, evidence: bool = True,
+             views: tuple[dict[str, Any], dict] | None = None) -> Result:
+    """`rule`'s result on a manifest. `views`: `_views(data, facts, primary)`, shared by the
+    rules of one manifest (its recorder is cleared here for each)."""
+    from linter.engine.sandbox import MissingData, RuleTimeout, time_budget
+
+    spec = rule.spec
+    scope, recorder = views if views is not None else _views(data, facts, primary)
+    recorder.clear()
     result = Result(
         rule_id=spec.id, title=spec.title, layer=rule.layer, severity=spec.severity, status="pass",
         citations=list(spec.cite), file=doc.path,
@@ -364,7 +378,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
             if type(spec.at) is str and "{" not in spec.at and "\r" not in spec.at:
                 result.path = spec.at.strip()  # plain text renders as itself: no template to run
             else:
-                result.path = rule.at.render(**scope).strip()
+                result.path = rule.at.render_in(scope).strip()
         except RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback
             raise
         except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
@@ -385,26 +399,26 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
     try:
         with time_budget():  # one budget for all of the rule's expressions and templates, `at` included
             try:
-                applies = rule.when(**scope)
+                applies = rule.when.run(scope)
                 if not applies:
                     result.status = "skipped"
                     result.reason = f"applies only when {spec.applies_when or spec.when}"
                     return result
-                holds = rule.require(**scope)
+                holds = rule.require.run(scope)
                 locate()
                 result.facts = _plain(recorder)
                 if holds:
                     if evidence and rule.evidence is not None:
                         try:  # evidence is a courtesy: a value it lacks must not turn a pass into pending
-                            result.evidence = one_line(rule.evidence.render(**scope))
+                            result.evidence = one_line(rule.evidence.render_in(scope))
                         except RuleTimeout:
                             raise
                         except Exception:  # noqa: BLE001 - MissingData, or a figure the words cannot format
                             result.evidence = ""
                     return result
                 result.status = "fail"
-                result.message = one_line(rule.message.render(**scope))
-                result.fix = one_line(rule.fix.render(**scope))
+                result.message = one_line(rule.message.render_in(scope))
+                result.fix = one_line(rule.fix.render_in(scope))
             except MissingData as exc:
                 locate()
                 result.status = "pending"

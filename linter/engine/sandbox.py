@@ -195,19 +195,51 @@ def wrap(value: Any, path: str, recorder: Recorder) -> Any:
     return value
 
 
-class Scope(abc.Mapping):
-    """Read-only view of a mapping: keys become attributes, absent keys become Missing."""
+class _Leaf:
+    """A value a view gives as itself, recorded each time a rule reads it."""
 
-    __slots__ = ("_data", "_path", "_recorder")
+    __slots__ = ("path", "value")
+
+    def __init__(self, path: str, value: Any):
+        self.path, self.value = path, value
+
+
+def _view(value: Any, path: str, recorder: Recorder) -> Any:
+    """What a view keeps for one of its keys or items: a view, a Missing or a _Leaf."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return _Leaf(path, value)
+    if kind is dict or (isinstance(value, abc.Mapping) and not isinstance(value, Scope)):
+        return Scope(value, path, recorder)
+    if isinstance(value, list):
+        return ScopeList(value, path, recorder)
+    if isinstance(value, Unknown):
+        return Missing(needs=value.needs, name=path)
+    return _Leaf(path, value)
+
+
+class Scope(abc.Mapping):
+    """Read-only view of a mapping: keys become attributes, absent keys become Missing.
+
+    A view keeps what it made of each key it was asked for, so the rules of one manifest,
+    which share one view of it (and one recorder, cleared per rule), build each path once."""
+
+    __slots__ = ("_data", "_path", "_recorder", "_kept")
 
     def __init__(self, data: abc.Mapping, path: str, recorder: Recorder):
-        self._data, self._path, self._recorder = data, path, recorder
+        self._data, self._path, self._recorder, self._kept = data, path, recorder, {}
 
     def lookup(self, key: Any) -> Any:
-        path = _join(self._path, key)
-        if key not in self._data:
-            return Missing(needs=(path,), name=path)
-        return wrap(self._data[key], path, self._recorder)
+        try:
+            kept = self._kept[key]
+        except KeyError:
+            path = _join(self._path, key)
+            kept = _view(self._data[key], path, self._recorder) if key in self._data else Missing(needs=(path,), name=path)
+            self._kept[key] = kept
+        if type(kept) is _Leaf:
+            self._recorder[kept.path] = kept.value
+            return kept.value
+        return kept
 
     def __getitem__(self, key: Any) -> Any:
         return self.lookup(key)
@@ -223,10 +255,10 @@ class Scope(abc.Mapping):
 
 
 class ScopeList(abc.Sequence):
-    __slots__ = ("_items", "_path", "_recorder")
+    __slots__ = ("_items", "_path", "_recorder", "_kept")
 
     def __init__(self, items: list, path: str, recorder: Recorder):
-        self._items, self._path, self._recorder = items, path, recorder
+        self._items, self._path, self._recorder, self._kept = items, path, recorder, {}
 
     def lookup(self, index: Any) -> Any:
         """Item `index`, or Missing when the list has no such item."""
@@ -239,7 +271,13 @@ class ScopeList(abc.Sequence):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self._items)))]
         index = index % len(self._items) if -len(self._items) <= index < 0 else index
-        return wrap(self._items[index], _join(self._path, index), self._recorder)
+        kept = self._kept.get(index)
+        if kept is None:
+            kept = self._kept[index] = _view(self._items[index], _join(self._path, index), self._recorder)
+        if type(kept) is _Leaf:
+            self._recorder[kept.path] = kept.value
+            return kept.value
+        return kept
 
     def __iter__(self):
         return (self[i] for i in range(len(self._items)))
@@ -255,51 +293,93 @@ class ScopeList(abc.Sequence):
 
 
 class _Budget(threading.local):
-    armed = False
+    armed = False  # a rule is running under its budget
+    started = 0.0  # when it started (time.monotonic)
+    limit = TIME_BUDGET  # its budget, cut to what is left of the pack's
     deadline: float | None = None  # the pack's, for the manifest under review
+    fires: float | None = None  # when the interval timer, if set, goes off
 
 
 _budget = _Budget()
 _alarm = {"installed": False, "usable": hasattr(signal, "setitimer")}
 
 
+def _set_timer(seconds: float) -> None:
+    _budget.fires = time.monotonic() + seconds
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
 def _expire(signum: int, frame: Any) -> None:
-    if _budget.armed:
-        _budget.armed = False
-        raise RuleTimeout(f"the rule ran for more than {TIME_BUDGET:g} s and was stopped")
-
-
-@contextmanager
-def time_budget(seconds: float = TIME_BUDGET) -> Iterator[None]:
-    """Stop the code inside after `seconds` with RuleTimeout. Needs SIGALRM and the main
-    thread; left off when the host program had its own SIGALRM handler. An inner budget
-    inside an armed one does nothing."""
-    if _budget.armed:
-        yield
+    """The timer went off: stop the running rule if its budget is spent, else set the timer
+    again for what is left of it (it was set for an earlier rule, or for the whole pack)."""
+    _budget.fires = None
+    if not _budget.armed:
         return
-    if _budget.deadline is not None:
-        left = _budget.deadline - time.monotonic()
-        if left <= 0:
-            raise RuleTimeout(f"the rule pack ran for more than {PACK_BUDGET:g} s on this manifest; "
-                              "this rule was not run")
-        seconds = min(seconds, left)
+    left = _budget.started + _budget.limit - time.monotonic()
+    if left > 0.001:
+        _set_timer(left)
+        return
+    _budget.armed = False
+    raise RuleTimeout(f"the rule ran for more than {TIME_BUDGET:g} s and was stopped")
+
+
+def _timer_usable() -> bool:
     if not _alarm["usable"] or threading.current_thread() is not threading.main_thread():
-        yield
-        return
+        return False
     if not _alarm["installed"]:
         if signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
             _alarm["usable"] = False  # someone else's alarm: leave it alone
-            yield
-            return
+            return False
         signal.signal(signal.SIGALRM, _expire)
         _alarm["installed"] = True
-    _budget.armed = True
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
+    return True
+
+
+class time_budget:  # noqa: N801 - used as `with time_budget():`, like the context manager it was
+    """Stop the code inside after `seconds` with RuleTimeout. Needs SIGALRM and the main
+    thread; left off when the host program had its own SIGALRM handler. An inner budget
+    inside an armed one does nothing.
+
+    A rule takes microseconds, so the timer is not set and cleared around each one (two
+    system calls per rule): it is set when none is pending that would go off before this
+    budget ends, and when it goes off `_expire` sets it again for what the running rule has
+    left, or lets it lapse between rules. `pack_budget` clears it at the end of a manifest."""
+
+    __slots__ = ("seconds", "outer")
+
+    def __init__(self, seconds: float = TIME_BUDGET):
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        self.outer = _budget.armed
+        if self.outer:
+            return
+        now = time.monotonic()
+        seconds = self.seconds
+        if _budget.deadline is not None:
+            left = _budget.deadline - now
+            if left <= 0:
+                raise RuleTimeout(f"the rule pack ran for more than {PACK_BUDGET:g} s on this manifest; "
+                                  "this rule was not run")
+            seconds = min(seconds, left)
+        if not _timer_usable():
+            return
+        _budget.started, _budget.limit, _budget.armed = now, seconds, True
+        if _budget.fires is None or _budget.fires > now + seconds:
+            _set_timer(seconds)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.outer:
+            return
         _budget.armed = False
+        if _budget.deadline is None and _budget.fires is not None:  # no pack to clear it after
+            _clear_timer()
+
+
+def _clear_timer() -> None:
+    if _budget.fires is not None and _alarm["installed"]:
         signal.setitimer(signal.ITIMER_REAL, 0)
+    _budget.fires = None
 
 
 @contextmanager
@@ -312,6 +392,8 @@ def pack_budget(seconds: float = PACK_BUDGET) -> Iterator[None]:
         yield
     finally:
         _budget.deadline = outer
+        if outer is None:
+            _clear_timer()
 
 
 # --- weighing: no single C-level call handed more than MAX_WEIGHT --------------------------
@@ -984,6 +1066,10 @@ class Expression:
         self.function, self.hwlint_code, self.hwlint_kind = function, code, "expr"
 
     def __call__(self, **context: Any) -> Any:
+        return self.run(context)
+
+    def run(self, context: dict) -> Any:
+        """The value, with the names in `context`."""
         if _budget.armed:  # inside a running budget (the rule's): no budget of its own
             return self.function(context)
         with time_budget():
@@ -999,6 +1085,10 @@ class Template:
         self.function, self.hwlint_code, self.hwlint_kind = function, code, "tmpl"
 
     def render(self, **context: Any) -> str:
+        return self.render_in(context)
+
+    def render_in(self, context: dict) -> str:
+        """The text, with the names in `context`."""
         if _budget.armed:  # inside a running budget (a rule's message): no budget of its own
             return "".join(self.function(context).parts)
         with time_budget():
@@ -1044,7 +1134,13 @@ class Deferred:
         return built
 
     def __call__(self, **context: Any) -> Any:
-        return self._get()(**context)
+        return self._get().run(context)
+
+    def run(self, context: dict) -> Any:
+        return self._get().run(context)
 
     def render(self, **context: Any) -> str:
-        return self._get().render(**context)
+        return self._get().render_in(context)
+
+    def render_in(self, context: dict) -> str:
+        return self._get().render_in(context)
