@@ -11,6 +11,7 @@ import datetime as dt
 import hashlib
 import os
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from linter.manifest.catalog import CatalogRef, load_catalog, resolve
@@ -383,7 +384,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
             raise
         except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
             result.path = spec.at.split("{")[0].rstrip(".[")
-        result.line, result.column = doc.position(undotted(result.path) if result.path else ())
+        result.line, result.column = doc.position(_path_key(result.path) if result.path else ())
 
     if not rule.applies_at(tier):
         result.status = "skipped"
@@ -461,6 +462,9 @@ def _plan_results(rules: list[Rule], plan: dict) -> list[Result]:
     doc = Document(path="<plan>", data=data)
     facts = {"primary_pool": Unknown(("node_pools[].gpu",))}
     return [evaluate(rule, doc, data, facts, None, "") for rule in rules]
+
+
+_path_key = lru_cache(maxsize=4096)(undotted)  # a rule's `at` is the same path for most manifests
 
 
 def _plain(recorder: dict) -> dict[str, Any]:

@@ -431,8 +431,12 @@ def weigh(value: Any, limit: int = MAX_WEIGHT) -> int:
 
 def _weigh_all(values: Any) -> None:
     for value in values:
-        if type(value) not in _SCALARS:
+        if type(value) not in _LIGHT:
             weigh(value)
+
+
+# weigh as one item each: plain values, and the manifest's views (whose reads the timer stops)
+_LIGHT = frozenset((*_SCALARS, Scope, ScopeList, Missing, Blank))
 
 
 def _refuse_long(value: Any, what: str) -> Any:
