@@ -203,9 +203,20 @@ def _compiled(node: Shape) -> Any:
         return date
     if kind == "literal":
         options = node[1]
+        try:
+            keyed = frozenset((type(option), option) for option in options)  # 1, 1.0 and True differ here
+        except TypeError:  # an option that is a list or a mapping: compare one by one
+            keyed = None
 
         def literal(value: Any) -> Any:
             kind_of = type(value)
+            if keyed is not None:
+                try:
+                    if (kind_of, value) in keyed:
+                        return value
+                except TypeError:  # unhashable: no option (all hashable) has its type
+                    pass
+                raise _Unsure
             if any(type(option) is kind_of and option == value for option in options):
                 return value
             raise _Unsure

@@ -254,8 +254,8 @@ def positions_in(text: str) -> Any:
     """A function from a parser mark to the 1-based (line, column) of the file's own lines
     (CR, LF, CRLF). Where the text holds no Unicode line separator the parser's count is
     the same, and is taken as it is; otherwise the mark's character offset is counted."""
-    if not _UNICODE_BREAKS.search(text):
-        return lambda mark: (mark.line + 1, mark.column + 1)
+    if text.isascii() or not _UNICODE_BREAKS.search(text):  # the separators are not ASCII
+        return _parser_position
     import bisect
 
     starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
@@ -265,6 +265,10 @@ def positions_in(text: str) -> Any:
         return line + 1, mark.index - starts[line] + 1
 
     return at
+
+
+def _parser_position(mark: Any) -> tuple[int, int]:
+    return mark.line + 1, mark.column + 1
 
 
 def offset_position(text: str, index: int) -> tuple[int, int]:
@@ -278,11 +282,11 @@ class _Builder:
 
     def __init__(self, doc: Document, parser: Any, yaml: Any, text: str = ""):
         self.doc = doc
-        self.where = positions_in(text)
         self.text = text
         # Unicode line separators outside quotes, and the quoted scalars' spans (read only
-        # when the text holds such a separator at all)
-        self.separators = [m.start() for m in _UNICODE_BREAKS.finditer(text)]
+        # when the text holds such a separator at all; none is ASCII)
+        self.separators = [] if text.isascii() else [m.start() for m in _UNICODE_BREAKS.finditer(text)]
+        self.where = positions_in(text) if self.separators else _parser_position
         self.quoted: list[tuple[int, int]] = []
         self.parser = parser
         self.ev = yaml.events
@@ -396,9 +400,11 @@ class _Builder:
     def mapping(self, path: Path_, depth: int, start_line: int) -> dict:
         out: dict[str, Any] = {}
         merged: list[dict] = []
-        written: dict[Path_, tuple[int, int]] = {}  # keys spelled out here, over merged ones
+        # the positions of keys spelled out here, kept when a merge follows (it may mark the same paths)
+        written: list[tuple[Path_, tuple[int, int]]] = []
+        blank_names: list[str] = []
         get, end, scalar, where = self.parser.get_event, self.mapping_end, self.scalar_event, self.fast_where
-        positions, blanks, marks = self.doc.positions, self.doc.blanks, self.marks
+        positions, blanks, marks, separators, anchored = self.doc.positions, self.doc.blanks, self.marks, self.separators, self.open_anchors
         depth += 1
         while True:
             key = get()
@@ -412,10 +418,11 @@ class _Builder:
             tag = key.tag
             if tag is not None and tag not in ("!", _STR):
                 raise _unsupported(tag, line, column)
-            if self.separators:
+            if separators:
                 self.note_quoted(key)
             name = key.value
             if name == "<<" and tag is None and key.implicit[0]:
+                written += [(path + (n,), positions[path + (n,)]) for n in (*out, *blank_names)]
                 merged.append(self.merge_source(path, depth - 1))
                 continue
             child = path + (name,)
@@ -424,9 +431,8 @@ class _Builder:
                     f'duplicate key "{name}" (the mapping that starts on line {start_line} already has it); keep one',
                     line, column,
                 )
-            written[child] = position
             positions[child] = position
-            if self.open_anchors:
+            if anchored:
                 marks.append((child, position))
             event = get()
             mark = event.start_mark
@@ -437,7 +443,7 @@ class _Builder:
                     raise InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
                 if depth > MAX_DEPTH:
                     raise InputError(f"nesting is deeper than {MAX_DEPTH} levels", line, column)
-                if self.separators:
+                if separators:
                     self.note_quoted(event)
                 text = event.value
                 if event.tag is None and event.implicit[0]:
@@ -448,6 +454,7 @@ class _Builder:
                 item = self.node(event, child, depth, line, column)
             if item is None:
                 blanks.add(child)
+                blank_names.append(name)
             else:
                 out[name] = item
         for source in merged:  # keys written in this mapping win over merged ones
