@@ -258,6 +258,35 @@ def test_many_files_give_the_same_report_in_workers_as_in_one_process(tmp_path, 
     assert [m["file"] for m in json.loads(split[1])["manifests"]] == [str(p) for p in paths]
 
 
+@pytest.mark.parametrize("trial", ["kept", "stopped"])
+def test_a_worker_trial_kept_or_stopped_mid_run_gives_the_same_report(tmp_path, monkeypatch, trial):
+    """Without HWLINT_JOBS the workers are timed against one process on the first files and
+    stopped mid-run when slower (the rest reviewed in this process): same bytes either way.
+    The outcome of the timing is forced here, so the test does not depend on the machine."""
+    from linter.engine import bulk
+
+    paths = []
+    for i in range(bulk.PROBE + bulk.TRIAL_SIZE * 2 * bulk.TRIAL_CHUNKS + 40):
+        source = SOURCES[i % len(SOURCES)]
+        paths.append(tmp_path / f"{i:03d}-{source.name}")
+        paths[-1].write_bytes(source.read_bytes())
+    (tmp_path / "030-broken.yaml").write_text("plan: [\n")
+    paths.insert(30, tmp_path / "030-broken.yaml")
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    alone = run("check", "--format", "json", *paths)
+    monkeypatch.delenv("HWLINT_JOBS")
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(bulk, "MIN_SECONDS", 0.0)
+    monkeypatch.setattr(bulk, "GRACE", 1e9 if trial == "kept" else -1e9)
+    monkeypatch.setattr(bulk, "SPEEDUP", 0.0)
+    started = []
+    real = bulk._in_workers
+    monkeypatch.setattr(bulk, "_in_workers", lambda *a, **k: started.append(a[1]) or real(*a, **k))
+    trialled = run("check", "--format", "json", *paths)
+    assert started == [2], "the workers were never tried"
+    assert alone == trialled and alone[0] == 2
+
+
 def _schema_errors(data) -> list:
     from jsonschema import Draft202012Validator
 
