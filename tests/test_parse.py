@@ -4,7 +4,7 @@ parser refused the source with Unsupported, and the built-in pack is never refus
 
 Sources: every expression and template of the built-in pack (rules/*.yaml with tiers.yaml
 and conditions.yaml), of the rule folders in tests/hostile_rule_folders, every string in
-tests/test_hostile_rules.py, a table of tricky cases, and generated ones (expressions and
+tests/test_hostile_rules.py (and in every other test module), a table of tricky cases, and generated ones (expressions and
 templates from a small grammar with random spacing, and the built-in sources cut and
 spliced). For a longer generated run: HWLINT_FUZZ_EXAMPLES=5000 python -m pytest tests/test_parse.py
 """
@@ -101,6 +101,9 @@ def test_the_built_in_pack_parses_to_jinjas_tree_and_is_never_refused():
     assert len(BUILT_IN) > 300  # every rule's when/require/message/fix/at/evidence, tiers, conditions
     problems = [f"{where}: {problem}" for where, kind, source in BUILT_IN
                 if (problem := mismatch(kind, source, must_parse=True))]
+    # an expression as rules.py checks it: wrapped in a template
+    problems += [f"{where}: {problem}" for where, kind, source in BUILT_IN
+                 if kind == "expr" and (problem := mismatch("tmpl", "{{ " + source + " }}", must_parse=True))]
     assert not problems, "\n".join(problems)
 
 
@@ -134,6 +137,17 @@ def test_every_string_of_the_hostile_rule_tests():
     assert "(" * 3000 + "1" + ")" * 3000 not in strings  # built by an expression, added below
     strings |= {"(" * 3000 + "1" + ")" * 3000, "(" * 40 + "1" + ")" * 40, "not " * 500 + "x", "-" * 500 + "1",
                 "[" * 200 + "]" * 200, "{% if x %}" * 100 + "{% endif %}" * 100, " + ".join(["x"] * 100)}
+    problems = [problem for source in sorted(strings) for kind in ("expr", "tmpl") if (problem := mismatch(kind, source))]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_string_of_every_test_module():
+    """Rule sources written inline in the other tests (and much else, which is mostly refused or plain text)."""
+    strings = set()
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        strings |= {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert len(strings) > 1000
     problems = [problem for source in sorted(strings) for kind in ("expr", "tmpl") if (problem := mismatch(kind, source))]
     assert not problems, "\n".join(problems)
 

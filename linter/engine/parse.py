@@ -8,13 +8,21 @@ source. The trees are built from this module's own node classes, which have Jinj
 names, fields (in Jinja's order), `lineno` and `find_all`, so code that walks Jinja's tree
 walks these; importing this module does not import jinja2.
 
-Only the common, valid subset is handled: anything else (a syntax error, a tag or construct
-left out here, non-ASCII text outside string literals, nesting deeper than MAX_DEPTH, a
-tag of more than MAX_TOKENS tokens)
-raises `Unsupported`, and the caller parses with Jinja2, which words any error as before.
-Jinja's own quirks are kept on purpose: `{{-1}}` is the constant 1 (the `-` trims the text
-before the tag), `**` groups left to right, a filter binds to the unary expression before
-it, and the line of a comparison is the line of the token after it.
+Only the common, valid subset is handled. Anything else (a syntax error, a tag or construct
+left out here, non-ASCII text outside string literals, nesting deeper than MAX_DEPTH, a tag
+of more than MAX_TOKENS tokens) raises `Unsupported`, and the caller parses with Jinja2,
+which gives its tree or words the error as before:
+
+    try:
+        tree = parse_template(source)
+    except Unsupported:
+        tree = jinja_environment.parse(source)
+
+`parse_template("{{ " + expression + " }}")` gives the tree of a wrapped expression as
+rules.py checks it, line numbers included. Jinja's own quirks are kept on purpose: `{{-1}}`
+is the constant 1 (the `-` trims the text before the tag), `**` groups left to right, a
+filter binds to the unary expression before it, and the line of a comparison is the line of
+the token after it.
 """
 
 from __future__ import annotations
@@ -390,22 +398,6 @@ class Pos(UnaryExpr):
 
 
 _CONSTANT_NAMES = frozenset(("true", "false", "none", "True", "False", "None"))
-
-
-def to_jinja(node: Any) -> Any:
-    """The same tree built from jinja2.nodes (imports jinja2): for code that needs Jinja's own
-    classes, such as its code generator."""
-    from jinja2 import nodes as jinja_nodes
-
-    def convert(value: Any) -> Any:
-        if isinstance(value, Node):
-            cls = getattr(jinja_nodes, type(value).__name__)
-            return cls(*(convert(getattr(value, name)) for name in value.fields), lineno=value.lineno)
-        if isinstance(value, list):
-            return [convert(item) for item in value]
-        return value
-
-    return convert(node)
 
 
 # --- tokens -------------------------------------------------------------------------------
