@@ -723,14 +723,21 @@ def _bounded_items(items: Any) -> Iterator[Any]:
 def _guarded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """`function` (a filter) with its operands weighed first and its result bounded as it is built."""
 
+    adds = name == "sum"
+
     def run(*args: Any, **kwargs: Any) -> Any:
-        _weigh_all(args)
-        _weigh_all(kwargs.values())
-        if name == "sum" and not isinstance(kwargs.get("start", args[2] if len(args) > 2 else 0), (int, float)):
+        for value in args:
+            if type(value) not in _LIGHT:
+                weigh(value)
+        if kwargs:
+            _weigh_all(kwargs.values())
+        if adds and not isinstance(kwargs.get("start", args[2] if len(args) > 2 else 0), (int, float)):
             raise SecurityError("sum adds numbers only")
         result = function(*args, **kwargs)
         kind = type(result)
-        if kind in _SCALARS and kind is not str:
+        if kind is str:  # most filters give a short text (num, the first item's name, ...)
+            return result if len(result) <= MAX_TEXT else _refuse_long(result, f"the result of {name}")
+        if kind in _SCALARS:
             return result
         if isinstance(result, (str, list, tuple)):
             return _refuse_long(result, f"the result of {name}")
