@@ -82,6 +82,7 @@ STOPPED_WHILE_RUNNING = [
     ("text method with huge width", dict(require="'x'.center(10**9) != ''"), "center() cannot be called in a rule"),
     ("format width", dict(require="('%999999999d' % 1) != ''"), "format width or precision of 999999999 is over the limit"),
     ("format filter width", dict(require="('%0999999d' | format(1)) != ''"), "format width or precision of 999999 is over the limit"),
+    ("num with a billion digits", dict(require="(1.5 | num(10**9)) != ''"), "format width or precision of 1000000000 is over the limit"),
     ("join bomb", dict(require="(range(10000) | join('x' * 10000)) != ''"), "joined text would be over the limit"),
     ("replace bomb", dict(require="(('x' * 10000) | replace('x', 'y' * 10000)) != ''"), "replaced text would be over the limit"),
     ("doubling by plus", dict(require="false", message="{% set a = 'x' * 10000 %}{% set b = a + a %}{% set c = b + b %}"

@@ -989,6 +989,14 @@ def _replace(s: Any, old: str, new: str, count: int | None = None) -> str:
     return text.replace(str(old), str(new), -1 if count is None else count)
 
 
+def _num(value: Any, digits: int = 1) -> str:
+    """hwlint's number format, its digits bounded like a format's precision (a billion digits
+    would be a gigabyte of text built in one call)."""
+    if isinstance(digits, int) and digits > MAX_FORMAT_WIDTH:
+        raise SecurityError(f"a format width or precision of {digits} is over the limit of {MAX_FORMAT_WIDTH}")
+    return num(value, digits)
+
+
 def _format(value: Any, *args: Any, **kwargs: Any) -> str:
     _check_format(value)
     if args and kwargs:
@@ -1007,7 +1015,7 @@ FILTERS: dict[str, Callable[..., Any]] = {name: _guarded(name, function) for nam
     "selectattr": _chooser(True, True), "sort": _sort, "string": str, "sum": _sum, "title": _title,
     "trim": lambda s, chars=None: str(s).strip(chars), "truncate": _truncate, "unique": _unique,
     "upper": lambda s: str(s).upper(), "wordcount": lambda s: len(_WORD.findall(str(s))),
-    "join": _join_items, "replace": _replace, "format": _format, "num": num,
+    "join": _join_items, "replace": _replace, "format": _format, "num": _num,
 }.items()}
 
 
