@@ -56,6 +56,12 @@ def test_a_broken_pyproject_is_reported_only_when_it_may_hold_hwlints_table(hwli
     root, manifest = repo
     (root / "clusters" / "pyproject.toml").write_text('[project\nname = "x"\n')
     assert hwlint("check", manifest).code == 0
+    # hwlint as a project name and a script is not a table of hwlint's, broken TOML or not
+    (root / "clusters" / "pyproject.toml").write_text('[project]\nname = "hwlint"\n[project.scripts]\n'
+                                                       'hwlint = "linter.cli:main"\nbroken = \n')
+    assert hwlint("check", manifest).code == 0
+    (root / "clusters" / "pyproject.toml").write_text('tool = {hwlint = {ignore = ["OPS"]}}\n')
+    assert "ignore OPS in" in hwlint("check", manifest).out
     for text in ('[tool.hwlint\nignore = ["OPS"]\n', '[tool."\\u0068wlint"\nignore = 1\n'):
         (root / "clusters" / "pyproject.toml").write_text(text)
         run = hwlint("check", manifest)

@@ -80,13 +80,38 @@ class Config:
 # --- finding it ------------------------------------------------------------------------
 
 
+_TABLE = re.compile(rb"^[ \t]*\[+[ \t]*([^\]\r\n]*?)[ \t]*\]+", re.M)  # a [table] or [[array]] header
+
+
+def _may_define_tool_hwlint(raw: bytes) -> bool:
+    """False only when no key of this TOML can be tool.hwlint: no line holds "hwlint" both as
+    a key (not in a value, as in `name = "hwlint"`) and in or under the `tool` table, and no
+    escape or multi-line string could hide one. Most projects' pyproject.toml (hwlint's own
+    included) are answered so, without a TOML parser."""
+    if b"\\u" in raw or b"\\U" in raw or b'"""' in raw or b"\'\'\'" in raw:
+        return True
+    table = b""
+    for line in raw.splitlines():
+        header = _TABLE.match(line)
+        if header:
+            table = header.group(1).replace(b" ", b"").replace(b'"', b"").replace(b"'", b"")
+            if table == b"tool.hwlint" or table.startswith(b"tool.hwlint."):
+                return True
+            continue
+        if b"hwlint" not in line or b"#" in line.split(b"hwlint", 1)[0]:
+            continue  # nothing of hwlint, or only in a comment
+        if table == b"tool" or b"tool" in line or b"=" not in line:
+            return True  # under [tool], a dotted or inline tool key, or a line only the parser can read
+    return False
+
+
 def _has_tool_table(path: Path) -> bool:
     try:
         raw = path.read_bytes()
     except OSError:
         return True  # reported when it is read
-    if b"hwlint" not in raw and b"\\u" not in raw and b"\\U" not in raw:
-        return False  # no key of it can spell hwlint (most projects' pyproject.toml): no TOML parser needed
+    if not _may_define_tool_hwlint(raw):
+        return False  # no TOML parser needed
     try:
         return "hwlint" in (_toml(path).get("tool") or {})
     except ConfigError:
