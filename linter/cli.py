@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Callable, Sequence
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
 
 # check's flags the plain path takes, and the run_check argument each sets
 _CHECK_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose": "verbose",

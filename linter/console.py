@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Sequence
 
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # the sequences click.echo strips
 

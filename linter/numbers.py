@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def num(value: Any, digits: int = 1) -> str:

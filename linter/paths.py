@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent
 

@@ -30,7 +30,10 @@ import contextlib
 import os
 import sys
 import time
-from typing import Any, Callable, Iterator, Sequence
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, Sequence
 
 MIN_PARALLEL = 64  # below this, starting workers costs more than it saves
 PROBE = 16  # files timed in this process before workers are considered

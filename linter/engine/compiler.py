@@ -18,7 +18,10 @@ from __future__ import annotations
 import keyword
 import math
 from functools import lru_cache
-from typing import Any, Iterator
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 from linter.engine.sandbox import FILTERS, GLOBALS, ROOTS, TESTS, Deferred, Expression, Template, from_code
 

@@ -34,7 +34,10 @@ import os
 import pickle
 import sys
 from pathlib import Path
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 # A rule file is checked against this size before it is parsed (the built-in ones are under
 # 25 kB; a 4 MB one took half a minute and gigabytes to load).

@@ -12,7 +12,10 @@ import hashlib
 import os
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 from linter.manifest.catalog import CatalogRef, load_catalog, resolve
 from linter.manifest.config import Config, relaxes

@@ -13,7 +13,10 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 from linter.engine.packcache import DATA_FILES, MAX_RULE_BYTES, pack_files, rule_files  # noqa: F401 - DATA_FILES re-exported
 from linter.manifest.loader import Document, InputError

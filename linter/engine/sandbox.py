@@ -39,10 +39,13 @@ import signal
 import threading
 import time
 import types
-from collections import abc, deque
+from collections import abc, deque, namedtuple
 from contextlib import contextmanager
 from itertools import chain, groupby
-from typing import Any, Callable, Iterator, NamedTuple
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator
 
 from linter.physics.facts import Unknown
 from linter.numbers import num
@@ -849,9 +852,10 @@ def _unique(value: Any, case_sensitive: bool = False, attribute: Any = None) -> 
             yield item
 
 
-class _Group(NamedTuple):
-    grouper: Any
-    list: list
+class _Group(namedtuple("_Group", "grouper list")):
+    """A `groupby` group: its key (`grouper`) and its items (`list`), printed as a tuple."""
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return tuple.__repr__(self)

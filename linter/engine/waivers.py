@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import datetime as dt
 import unicodedata
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 from linter.manifest.loader import Document
 from linter.results import Result

@@ -24,7 +24,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 from linter.manifest.loader import plain_copy
 

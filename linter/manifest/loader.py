@@ -24,7 +24,10 @@ import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 Path_ = tuple  # a path into the document: keys (str) and list indexes (int)
 

@@ -18,7 +18,10 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 from linter.manifest.loader import MAX_BYTES, Document, load_bytes, load_file as load_yaml, read_bytes
 

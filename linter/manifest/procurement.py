@@ -13,7 +13,10 @@ raw data, before the catalog fills in values, so an option may name another cata
 from __future__ import annotations
 
 import copy
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 from linter.manifest.loader import Document
 from linter.manifest.validate import suggest

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Any, Callable
 
-Check = Callable[[Any], bool]
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    Check = Callable[[Any], bool]
 
 # Keywords that never change whether an instance is valid here (no format checker is used).
 _IGNORED = {"title", "description", "default", "format", "$schema", "$id", "$defs", "examples"}

@@ -8,7 +8,10 @@ valid spelling.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
 
 from linter.manifest.loader import Document
 from linter.results import Result, dotted, file_finding

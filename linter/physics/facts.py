@@ -11,7 +11,10 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from linter.physics import formulas as physics
 from linter.numbers import num

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Callable
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Callable
 
 # Bytes per trainable parameter for (weights, gradients, optimizer state), by precision and optimizer.
 # [zero-2020] §3.1: mixed-precision Adam keeps 16-bit weights and gradients (2 + 2) and

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import inspect
 from importlib import import_module
-from typing import Any, Callable, Iterator
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator
 
 # format name -> "module:function"; imported only when that format is asked for
 REGISTRY: dict[str, str] = {

@@ -4,7 +4,10 @@ A file name is shown with its line breaks escaped, so it cannot start a line of 
 from __future__ import annotations
 
 import re
-from typing import Callable
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Callable
 
 from linter.results import one_line
 from linter.engine.review import Review
