@@ -23,7 +23,7 @@ TYPE_CHECKING = False  # typing only for readers and type checkers: a check does
 if TYPE_CHECKING:
     from typing import Any, Iterator
 
-from linter.engine.sandbox import FILTERS, GLOBALS, ROOTS, TESTS, Deferred, Expression, Template, from_code
+from linter.engine.sandbox import FILTERS, GLOBALS, ROOTS, TESTS, Compiled, Deferred, from_code
 
 # Template constructs rules may not use: they can recurse, read other files or build text
 # outside the output bound.
@@ -34,6 +34,8 @@ FORBIDDEN = {
 }
 _OPERATORS = {"Add": "+", "Mul": "*", "Pow": "**", "Mod": "%"}  # through the sandbox's bounds
 _PLAIN = {"Sub": "-", "Div": "/", "FloorDiv": "//"}  # cannot build anything large
+_LOGIC = {"And": "and", "Or": "or"}
+_UNARY = {"Not": "not ", "Neg": "-", "Pos": "+"}
 
 
 class SourceError(Exception):
@@ -316,20 +318,14 @@ class _Generator:
             parts += [repr(operand.op), self.expr(operand.expr, frame)]
         return f"_compare({', '.join(parts)})"
 
-    def e_And(self, node: Any, frame: _Frame) -> str:
-        return f"({self.expr(node.left, frame)} and {self.expr(node.right, frame)})"
+    def _logic(self, node: Any, frame: _Frame) -> str:
+        return f"({self.expr(node.left, frame)} {_LOGIC[_kind(node)]} {self.expr(node.right, frame)})"
 
-    def e_Or(self, node: Any, frame: _Frame) -> str:
-        return f"({self.expr(node.left, frame)} or {self.expr(node.right, frame)})"
+    def _unary(self, node: Any, frame: _Frame) -> str:
+        return f"({_UNARY[_kind(node)]}{self.expr(node.node, frame)})"
 
-    def e_Not(self, node: Any, frame: _Frame) -> str:
-        return f"(not {self.expr(node.node, frame)})"
-
-    def e_Neg(self, node: Any, frame: _Frame) -> str:
-        return f"(-{self.expr(node.node, frame)})"
-
-    def e_Pos(self, node: Any, frame: _Frame) -> str:
-        return f"(+{self.expr(node.node, frame)})"
+    e_And = e_Or = _logic
+    e_Not = e_Neg = e_Pos = _unary
 
     def _binary(self, node: Any, frame: _Frame) -> str:
         left, right = self.expr(node.left, frame), self.expr(node.right, frame)
@@ -455,7 +451,7 @@ def python_source(tree: Any, kind: str, found: list[Any] | None = None) -> str:
     return _Generator().function(tree, kind, found)
 
 
-def from_python(text: str, kind: str, lazy: bool = False) -> Expression | Template | Deferred:
+def from_python(text: str, kind: str, lazy: bool = False) -> Compiled | Deferred:
     """The runnable rule of `python_source`'s `text`; `lazy`: Python compiles it when it first
     runs (a tree the parser took nests too little for Python's limits)."""
     if lazy:
@@ -467,14 +463,14 @@ def from_python(text: str, kind: str, lazy: bool = False) -> Expression | Templa
     return from_code(code, kind)
 
 
-def compile_source(source: str, kind: str) -> Expression | Template:
+def compile_source(source: str, kind: str) -> Compiled:
     """`source` ("expr" or "tmpl") as a runnable rule, unchecked (the pack loader checks rule
     sources). SourceError or Refused for one that cannot be compiled."""
     return from_python(known(source, kind) or python_source(parse(source, kind), kind), kind)
 
 
 @lru_cache(maxsize=256)
-def compiled(source: str, kind: str) -> Expression | Template:
+def compiled(source: str, kind: str) -> Compiled:
     """`compile_source`, once per process for each source (tier tests, reused per manifest)."""
     return compile_source(source, kind)
 

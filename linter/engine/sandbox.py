@@ -1080,49 +1080,37 @@ NAMESPACE = {
 }
 
 
-class Expression:
-    """A compiled `when`/`require`: called with the names it reads, returns its value."""
+class Compiled:
+    """A compiled expression (`when`, `require`: `run` gives its value) or template (`message`,
+    `fix`, `at`, `evidence`: `render_in` gives its text), called with the names it reads, within
+    a time budget of its own unless one is running (the rule's)."""
 
     __slots__ = ("function", "hwlint_code", "hwlint_kind")
 
-    def __init__(self, function: Callable[[dict], Any], code: types.CodeType):
-        self.function, self.hwlint_code, self.hwlint_kind = function, code, "expr"
+    def __init__(self, function: Callable[[dict], Any], code: types.CodeType, kind: str):
+        self.function, self.hwlint_code, self.hwlint_kind = function, code, kind
+
+    def run(self, context: dict) -> Any:
+        if _budget.armed:
+            return self.function(context)
+        with time_budget():
+            return self.function(context)
+
+    def render_in(self, context: dict) -> str:
+        return "".join(self.run(context).parts)
 
     def __call__(self, **context: Any) -> Any:
         return self.run(context)
 
-    def run(self, context: dict) -> Any:
-        """The value, with the names in `context`."""
-        if _budget.armed:  # inside a running budget (the rule's): no budget of its own
-            return self.function(context)
-        with time_budget():
-            return self.function(context)
-
-
-class Template:
-    """A compiled `message`/`fix`/`at`/`evidence` template."""
-
-    __slots__ = ("function", "hwlint_code", "hwlint_kind")
-
-    def __init__(self, function: Callable[[dict], Writer], code: types.CodeType):
-        self.function, self.hwlint_code, self.hwlint_kind = function, code, "tmpl"
-
     def render(self, **context: Any) -> str:
         return self.render_in(context)
 
-    def render_in(self, context: dict) -> str:
-        """The text, with the names in `context`."""
-        if _budget.armed:  # inside a running budget (a rule's message): no budget of its own
-            return "".join(self.function(context).parts)
-        with time_budget():
-            return "".join(self.function(context).parts)
 
-
-def from_code(code: types.CodeType, kind: str) -> Expression | Template:
+def from_code(code: types.CodeType, kind: str) -> Compiled:
     """The runnable rule of a compiled module (linter.engine.compiler): it defines `rule`."""
     namespace = dict(NAMESPACE)
     exec(code, namespace)  # noqa: S102 - code the compiler wrote, which sees only NAMESPACE
-    return (Expression if kind == "expr" else Template)(namespace["rule"], code)
+    return Compiled(namespace["rule"], code, kind)
 
 
 class Deferred:
@@ -1144,7 +1132,7 @@ class Deferred:
         """The Python source, while it has not been compiled (a pack cache keeps it so)."""
         return self.source if self._built is None and self._marshalled is None else None
 
-    def _get(self) -> Any:
+    def _get(self) -> Compiled:
         built = self._built
         if built is None:
             if self._marshalled is not None:
