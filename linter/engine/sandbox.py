@@ -184,18 +184,12 @@ def _join(path: str, key: Any) -> str:
 
 
 def wrap(value: Any, path: str, recorder: Recorder) -> Any:
-    kind = type(value)
-    if kind in _LEAVES:  # most reads end at a number or a text: skip the slower ABC checks
-        recorder[path] = value
-        return value
-    if kind is dict or (isinstance(value, abc.Mapping) and not isinstance(value, Scope)):
-        return Scope(value, path, recorder)
-    if isinstance(value, list):
-        return ScopeList(value, path, recorder)
-    if isinstance(value, Unknown):
-        return Missing(needs=value.needs, name=path)
-    recorder[path] = value
-    return value
+    """`value` as a rule reads it at `path`: a view, a Missing, or itself (recorded)."""
+    view = _view(value, path, recorder)
+    if type(view) is _Leaf:
+        recorder[path] = view.value
+        return view.value
+    return view
 
 
 class _Leaf:

@@ -359,7 +359,12 @@ class Stream:
 
 
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], changes: list[Changes] | None = None) -> None:
-    report = Stream(write, pack, changes)
+    feed(Stream(write, pack, changes), reviews)
+
+
+def feed(report: Any, reviews: list[Review]) -> None:
+    """Each review to a streaming report (JSON's or SARIF's), then its end; its spool is
+    closed whatever happens."""
     try:
         for review in reviews:
             report.add(review)

@@ -38,7 +38,7 @@ from linter.results import Result, layer_name, one_line
 from linter.engine.review import Review
 from linter.engine.rules import Rule, RulePack, pack_digest
 from linter.report import reported
-from linter.report.json import ITEMS, Frame, Spool, dumps
+from linter.report.json import ITEMS, Frame, Spool, dumps, feed
 from linter.report.location import repo_relative
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -274,13 +274,7 @@ class Stream:
 
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], docs_url: str | None = None) -> None:
     """The log, written one result at a time (the results come last in it)."""
-    report = Stream(write, pack, docs_url)
-    try:
-        for review in reviews:
-            report.add(review)
-        report.close()
-    finally:
-        report.spool.close()
+    feed(Stream(write, pack, docs_url), reviews)
 
 
 def _notification(message: str, where: Result | None = None) -> dict[str, Any]:
