@@ -70,6 +70,15 @@ class Frame:
         """One item's text, with the separator that goes before it."""
         return ("" if first else ",\n") + self.indent + encode(value, self.level)
 
+    def around(self, spool: Any, count: int, write: Callable[[str], None]) -> None:
+        """The whole document: head, the `count` items waiting in `spool`, tail."""
+        if not count:
+            write(self.empty)
+            return
+        write(self.head)
+        spool.drain(write)
+        write(self.tail)
+
 
 def stream_dumps(document: Any, items: Iterable[Any], write: Callable[[str], None]) -> None:
     """Write `dumps(document)`, where the one list `[ITEMS]` in `document` stands for `items`,
@@ -350,12 +359,7 @@ class Stream:
 
     def close(self) -> None:
         frame = Frame(document([], self.pack, manifests=[ITEMS], count=self.count, totals=self.totals))
-        if not self.count:
-            self.write(frame.empty)
-            return
-        self.write(frame.head)
-        self.spool.drain(self.write)
-        self.write(frame.tail)
+        frame.around(self.spool, self.count, self.write)
 
 
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], changes: list[Changes] | None = None) -> None:

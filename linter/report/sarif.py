@@ -264,12 +264,7 @@ class Stream:
 
     def close(self) -> None:
         frame = Frame(_document([], self.pack, self.rules, [ITEMS], self.docs_url, self.errors + self.unread, self.deselected))
-        if not self.count:
-            self.write(frame.empty)
-            return
-        self.write(frame.head)
-        self.spool.drain(self.write)
-        self.write(frame.tail)
+        frame.around(self.spool, self.count, self.write)
 
 
 def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], docs_url: str | None = None) -> None:
