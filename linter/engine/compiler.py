@@ -21,7 +21,7 @@ from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
-    from typing import Any, Iterator
+    from typing import Any
 
 from linter.engine.sandbox import FILTERS, GLOBALS, ROOTS, TESTS, Compiled, Deferred, from_code
 
@@ -53,34 +53,30 @@ def _kind(node: Any) -> str:
     return type(node).__name__  # by name: Jinja2's node classes or any parser's with the same names
 
 
-def children(node: Any) -> Iterator[Any]:
+_VALUES = (str, int, float, bool, type(None))  # what a node's field holds when it holds no node
+
+
+def children(node: Any) -> list[Any]:
+    """The nodes in `node`'s fields, in order: a field holds a node, a list of nodes, or a
+    plain value."""
+    out: list[Any] = []
     for name in node.fields:
         value = getattr(node, name)
-        if isinstance(value, list):
-            yield from (item for item in value if hasattr(item, "fields"))
-        elif hasattr(value, "fields"):
-            yield value
-
-
-_VALUES = (str, int, float, bool, type(None))  # what a node's field holds when it holds no node
+        if type(value) is list:
+            out.extend(value)
+        elif type(value) not in _VALUES and hasattr(value, "fields"):
+            out.append(value)
+    return out
 
 
 def descendants(tree: Any) -> list[Any]:
     """`tree` and every node under it, in Jinja2's `find_all` order (depth first), walked
-    once for all checks. A field holds a node, a list of nodes, or a plain value."""
+    once for all checks."""
     found, stack = [], [tree]
     while stack:
         node = stack.pop()
         found.append(node)
-        below = []
-        for name in node.fields:
-            value = getattr(node, name)
-            if type(value) is list:
-                below.extend(value)
-            elif type(value) not in _VALUES and hasattr(value, "fields"):
-                below.append(value)
-        below.reverse()
-        stack.extend(below)
+        stack.extend(reversed(children(node)))
     return found
 
 

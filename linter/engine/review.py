@@ -23,7 +23,7 @@ from linter.numbers import num
 from linter.physics.facts import Unknown, derive
 from linter.manifest.loader import Document, InputError, load_file
 from linter.results import Result, dotted, file_finding, one_line, undotted
-from linter.engine.rules import Rule, RulePack
+from linter.engine.rules import Rule, RulePack, renders_as_itself
 from linter.manifest.dump import dump
 from linter.manifest.validate import certainly_valid, validate
 from linter.engine.waivers import apply_waivers
@@ -379,8 +379,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
 
     def locate() -> None:
         try:
-            if type(spec.at) is str and "{" not in spec.at and "\r" not in spec.at:
-                result.path = spec.at.strip()  # plain text renders as itself: no template to run
+            if type(spec.at) is str and renders_as_itself(spec.at):
+                result.path = spec.at.strip()  # no template to run
             else:
                 result.path = rule.at.render_in(scope).strip()
         except RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback

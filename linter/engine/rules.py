@@ -166,7 +166,7 @@ def _compile_tests(pack: RulePack) -> None:
     from linter.engine.compiler import compiled
 
     for record in (*pack.tiers, *pack.conditions):
-        for key, kind in (("when", "expr"), ("reason", "tmpl")):
+        for key, kind in TEST_SOURCES:
             source = record.get(key)
             if not isinstance(source, str):
                 continue
@@ -295,6 +295,13 @@ def _reader(node: dict[str, Any], defs: dict[str, Any], within: tuple[str, ...])
 
 SOURCES = (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"),
            ("evidence", "tmpl"))  # a rule's expressions and templates
+TEST_SOURCES = (("when", "expr"), ("reason", "tmpl"))  # a tier's or condition's
+
+
+def renders_as_itself(template: str) -> bool:
+    """Whether a template is plain text, its own rendering: no tag, and no carriage return
+    (the template language turns line ends into \\n)."""
+    return "{" not in template and "\r" not in template
 
 
 def translated(source: str, kind: str, look_up: bool = True) -> tuple[str | None, list[str]]:
@@ -338,8 +345,7 @@ def compiled_table() -> str:
             sources.update((record[key], kind) for key, kind in SOURCES if isinstance(record.get(key), str))
     for name in ("tiers", "conditions"):
         for record in load_file(str(folder / f"{name}.yaml")).data[name]:
-            sources.update((record[key], kind) for key, kind in (("when", "expr"), ("reason", "tmpl"))
-                           if isinstance(record.get(key), str))
+            sources.update((record[key], kind) for key, kind in TEST_SOURCES if isinstance(record.get(key), str))
     return table({(source, kind): translated(source, kind, look_up=False) for source, kind in sources})
 
 
@@ -362,8 +368,8 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
         if text is None:
             continue
         # messages, fixes and evidence are rendered only for some results: Python compiles
-        # them when first rendered; an `at` without {{ }} is never rendered
-        lazy = key in ("message", "fix", "evidence") or (key == "at" and "{" not in source)
+        # them when first rendered; a plain-text `at` is never rendered
+        lazy = key in ("message", "fix", "evidence") or (key == "at" and renders_as_itself(source))
         try:
             compiled[key] = from_python(text, kind, lazy)
         except RecursionError:

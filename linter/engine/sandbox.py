@@ -634,11 +634,6 @@ def resolve(context: dict, name: str) -> Any:
     return Missing(name=name)
 
 
-def missing_else(hint: str) -> Blank:
-    """The value of `a if b` when b is false."""
-    return Blank(hint)
-
-
 def output(value: Any) -> str:
     """A `{{ }}` output as text, weighed first."""
     if type(value) is str:
@@ -1069,8 +1064,8 @@ def _test_named(name: Any) -> Callable[..., bool]:
 # What the compiled code of a rule sees: these and nothing else (no builtins).
 NAMESPACE = {
     "__builtins__": {}, "_ga": getattr_, "_gp": getpath, "_gi": getitem, "_call": call, "_binop": binop, "_compare": compare,
-    "_resolve": resolve, "_else": missing_else, "_Writer": Writer, "_Loop": LoopContext,
-    "_F": FILTERS, "_T": TESTS, "_Missing": Missing, "_slice": slice,
+    "_resolve": resolve, "_else": Blank, "_Writer": Writer, "_Loop": LoopContext,
+    "_F": FILTERS, "_T": TESTS, "_slice": slice,
 }
 
 
