@@ -203,9 +203,13 @@ class Destination:
 
             self.clean = terminal if fmt == "github" else human  # annotations are workflow commands
         self.handle: Any = None
+        self.decoder: Any = None  # for UTF-8 pieces to a standard output that is not UTF-8
         self.failed = False
 
-    def write(self, piece: str) -> None:
+    def write(self, piece: str | bytes) -> None:
+        if type(piece) is bytes:
+            self._write_encoded(piece)
+            return
         if self.clean is not None:
             piece = self.clean(piece)
         if not self.output:
@@ -215,8 +219,8 @@ class Destination:
                 from linter.report.text import paint
 
                 echo(paint(piece), nl=False, color=True)
-            else:
-                echo(piece, nl=False, color=False)
+            else:  # a machine format holds no escape sequence to strip: JSON escapes those
+                echo(piece, nl=False, color=self.clean is None)
             return
         try:
             if self.handle is None:
@@ -224,6 +228,35 @@ class Destination:
             self.handle.write(piece)
         except OSError as exc:
             self._fail(exc)
+
+    def _write_encoded(self, piece: bytes) -> None:
+        """A machine format's text, already UTF-8 (from a temporary file: a piece may end
+        inside a character), as it is: it holds no escape sequence, JSON escapes those."""
+        if self.output:
+            try:
+                if self.handle is None:
+                    self.handle = self._open()
+                self.handle.flush()
+                self.handle.buffer.write(piece)
+            except OSError as exc:
+                self._fail(exc)
+            return
+        if self.before is not None:
+            self.before()
+        stream = sys.stdout
+        if stream is None:
+            return
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None and utf8(stream):
+            stream.flush()
+            buffer.write(piece)
+            buffer.flush()
+            return
+        if self.decoder is None:
+            import codecs
+
+            self.decoder = codecs.getincrementaldecoder("utf-8")()
+        echo(self.decoder.decode(piece), nl=False, color=True)
 
     def _open(self) -> Any:
         import os

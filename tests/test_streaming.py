@@ -68,7 +68,65 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(value=VALUES, level=st.integers(0, 5))
 def test_the_report_encoder_writes_what_json_dumps_writes(value, level):
-    from linter.report.json import encode, finite
+    from linter.report.json import Encoded, encode, encode_utf8, finite
 
     expected = json.dumps(finite(value), indent=2, ensure_ascii=False, allow_nan=False, default=str)
     assert encode(value, level) == expected.replace("\n", "\n" + "  " * level)
+    kept = {"kept": Encoded(value), "after": value}  # a value made once, as the citations are
+    assert encode_utf8(kept, level) == encode({"kept": value, "after": value}, level).encode()
+
+
+RESULTS = st.builds(
+    dict, rule_id=st.sampled_from(["GPU001", "NET002", "ORG001"]), title=st.text(max_size=8),
+    layer=st.sampled_from(["GPU", "NET", "ORG"]), severity=st.sampled_from(["error", "warning", "info"]),
+    status=st.sampled_from(["fail", "waived", "pending", "pass", "skipped"]), message=st.text(max_size=8),
+    fix=st.text(max_size=8), citations=st.lists(st.sampled_from(["known", "unknown"]), max_size=2),
+    file=st.text(max_size=8), line=st.one_of(st.none(), st.integers()), column=st.integers(),
+    path=st.text(max_size=8), reason=st.text(max_size=8), missing=st.lists(st.text(max_size=4), max_size=2),
+    facts=st.dictionaries(st.text(max_size=4), SCALARS, max_size=3),
+    waiver=st.one_of(st.none(), st.dictionaries(st.text(max_size=4), SCALARS, max_size=2)), evidence=st.text(max_size=8),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(results=st.lists(RESULTS, max_size=4), level=st.integers(0, 4))
+def test_results_are_written_as_their_fields_would_be(results, level):
+    """The report writes each result field by field, reusing its rule's fixed fields: the
+    same text as encoding the result's fields, with its citations, as a dict."""
+    from dataclasses import asdict
+
+    from linter.report.json import Results, citation, encode, encode_utf8
+    from linter.results import Result
+
+    references = {"known": {"title": "A paper \u00e9", "year": 2024, "url": ""}}
+    made: dict = {}
+    objects = [Result(**r) for r in results]
+    as_dicts = [{**asdict(r), "citations": [citation(k, references) for k in r.citations]} for r in objects]
+    expected = encode(as_dicts, level)
+    assert encode(Results(objects, references, made), level) == expected
+    assert encode_utf8(Results(objects, references, made), level) == expected.encode()  # from what was made once
+
+
+def test_a_report_past_the_spool_limit_is_the_same_text_wherever_it_goes(tmp_path):
+    """Past Spool.LIMIT the entries wait in a temporary file as UTF-8 and are copied on as
+    bytes: to a file, to a UTF-8 standard output, and (decoded) to one that is not UTF-8,
+    the report is the same text; and it is the report of every manifest."""
+    from linter.report.json import Spool
+
+    files = sorted(str(p) for p in EXAMPLES.glob("*.hw.yaml")) * 2
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_JOBS": "1", "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
+    base = [sys.executable, "-m", "linter.cli", "check", "--exit-zero", *files]
+    to_file = subprocess.run([*base, "--format", f"json:{tmp_path / 'r.json'}", "--format", f"sarif:{tmp_path / 'r.sarif'}"],
+                             cwd=ROOT, env=env, capture_output=True, timeout=300)
+    assert to_file.returncode == 0, to_file.stderr
+    written = (tmp_path / "r.json").read_bytes()
+    assert len(written) > Spool.LIMIT * 1.5
+    report = json.loads(written)
+    assert [m["file"] for m in report["manifests"]] == files
+    assert report["summary"]["manifests"] == len(files)
+    for encoding, fmt, expected in (("utf-8", "json", written), ("utf-16", "json", written),
+                                    ("utf-8", "sarif", (tmp_path / "r.sarif").read_bytes())):
+        run = subprocess.run([*base, "--format", fmt], cwd=ROOT, env={**env, "PYTHONIOENCODING": encoding},
+                             capture_output=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.decode(encoding) == expected.decode("utf-8"), (encoding, fmt)

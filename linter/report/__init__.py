@@ -50,9 +50,17 @@ def reporter(name: str) -> Callable[..., str]:
 def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
            quiet: bool = False, statistics: bool = False, max_chars: int | None = None, docs_url: str | None = None) -> str:
     """Render `reviews` in format `name`; with `changes`, text and Markdown gain the base diff."""
-    parts: list[str] = []
+    parts: list[str | bytes] = []
     write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics, max_chars, docs_url)
-    return "".join(parts)
+    return joined(parts)
+
+
+def joined(pieces: list[str | bytes]) -> str:
+    """The text of a report handed on in pieces: text, or (a machine format's, from a
+    temporary file) UTF-8 bytes, which may end inside a character."""
+    if all(type(piece) is str for piece in pieces):
+        return "".join(pieces)
+    return b"".join(piece if type(piece) is bytes else piece.encode() for piece in pieces).decode()
 
 
 def _options(function: Callable[..., Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,

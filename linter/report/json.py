@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from json.encoder import encode_basestring as _string  # the C function where there is one
-from dataclasses import fields
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from linter import __version__
 from linter.engine.changes import Changes, budget_figures
 from linter.physics.facts import Unknown
+from linter.report import joined
 from linter.report.changes import as_json
 from linter.engine.review import Review
 from linter.results import Result
@@ -66,11 +66,11 @@ class Frame:
         self.head = text[:start]
         self.empty = text[:text.rindex("[", 0, at)] + "[]" + self.tail[self.tail.index("]") + 1:]
 
-    def item(self, value: Any, first: bool) -> str:
-        """One item's text, with the separator that goes before it."""
-        return ("" if first else ",\n") + self.indent + encode(value, self.level)
+    def item(self, value: Any, first: bool) -> bytes:
+        """One item's text, with the separator that goes before it, UTF-8 encoded."""
+        return ("" if first else ",\n").encode() + self.indent.encode() + encode_utf8(value, self.level)
 
-    def around(self, spool: Any, count: int, write: Callable[[str], None]) -> None:
+    def around(self, spool: Any, count: int, write: Callable[[str | bytes], None]) -> None:
         """The whole document: head, the `count` items waiting in `spool`, tail."""
         if not count:
             write(self.empty)
@@ -80,45 +80,34 @@ class Frame:
         write(self.tail)
 
 
-def stream_dumps(document: Any, items: Iterable[Any], write: Callable[[str], None]) -> None:
-    """Write `dumps(document)`, where the one list `[ITEMS]` in `document` stands for `items`,
-    one item at a time: the same bytes as dumping the whole document with the list filled
-    in, without ever holding more than one item's text."""
-    frame = Frame(document)
-    written = False
-    for item in items:
-        write((frame.head if not written else "") + frame.item(item, not written))
-        written = True
-    write(frame.tail if written else frame.empty)
-
-
 class Spool:
-    """Text kept until the head of its document is known (the head holds totals): in memory
-    up to LIMIT characters, past that in an unnamed temporary file, so that a report of
-    thousands of manifests costs disk, not memory. `drain(write)` hands it on in pieces."""
+    """UTF-8 text kept until the head of its document is known (the head holds totals): in
+    memory up to LIMIT bytes, past that in an unnamed temporary file, so that a report of
+    thousands of manifests costs disk, not memory. `drain(write)` hands it on as bytes,
+    PIECE at a time from the file (a piece may end inside a character: linter.report.joined)."""
 
     LIMIT = 1 << 20
-    PIECE = 1 << 16
+    PIECE = 1 << 20
 
     def __init__(self) -> None:
-        self.parts: list[str] = []
+        self.parts: list[bytes] = []
         self.size = 0
         self.file: Any = None
 
-    def write(self, text: str) -> None:
+    def write(self, data: bytes) -> None:
         if self.file is not None:
-            self.file.write(text)
+            self.file.write(data)
             return
-        self.parts.append(text)
-        self.size += len(text)
+        self.parts.append(data)
+        self.size += len(data)
         if self.size > self.LIMIT:
             import tempfile
 
-            self.file = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
-            self.file.writelines(self.parts)
+            self.file = tempfile.TemporaryFile()
+            self.file.write(b"".join(self.parts))
             self.parts = []
 
-    def drain(self, write: Callable[[str], None]) -> None:
+    def drain(self, write: Callable[[str | bytes], None]) -> None:
         if self.file is None:
             for part in self.parts:
                 write(part)
@@ -135,20 +124,31 @@ class Spool:
             self.file = None
 
 
-class Encoded:
-    """A value whose JSON text is made once per depth and then reused: the citations of a
-    rule are the same in every manifest of a run (about half of the JSON report's bytes)."""
+class Piece:
+    """JSON text made once, and its UTF-8 bytes, kept to be written again."""
 
-    __slots__ = ("value", "texts")
+    __slots__ = ("text", "utf8")
+
+    def __init__(self, text: str):
+        self.text, self.utf8 = text, text.encode()
+
+
+class Encoded:
+    """A value whose JSON text is made once per depth and then reused (a Piece): the
+    citations of a rule are the same in every manifest of a run (about half of the JSON
+    report's bytes, and nearly all of its text beyond ASCII, which is the costly part to
+    encode as UTF-8)."""
+
+    __slots__ = ("value", "pieces")
 
     def __init__(self, value: Any):
-        self.value, self.texts = value, {}
+        self.value, self.pieces = value, {}
 
-    def at(self, level: int) -> str:
-        text = self.texts.get(level)
-        if text is None:
-            text = self.texts[level] = encode(self.value, level)
-        return text
+    def at(self, level: int) -> Piece:
+        piece = self.pieces.get(level)
+        if piece is None:
+            piece = self.pieces[level] = Piece(encode(self.value, level))
+        return piece
 
 
 def encode(value: Any, level: int = 0) -> str:
@@ -157,9 +157,27 @@ def encode(value: Any, level: int = 0) -> str:
     2 * level more spaces). json.dumps with an indent runs the standard library's pure-Python
     encoder, a generator per container; this one appends to one list and escapes strings in
     the C encoder's function, about three times faster on a report."""
-    parts: list[str] = []
+    parts: list[str | Piece] = []
     _put(value, level, parts)
-    return "".join(parts)
+    return "".join([part if type(part) is str else part.text for part in parts])
+
+
+def encode_utf8(value: Any, level: int = 0) -> bytes:
+    """encode(value, level) as UTF-8: the text between the kept Pieces encoded in runs, each
+    Piece's bytes as they were made."""
+    parts: list[str | Piece] = []
+    _put(value, level, parts)
+    out: list[bytes] = []
+    run: list[str] = []
+    for part in parts:
+        if type(part) is str:
+            run.append(part)
+        else:
+            out.append("".join(run).encode())
+            out.append(part.utf8)
+            run = []
+    out.append("".join(run).encode())
+    return b"".join(out)
 
 
 def _newline(level: int) -> str:
@@ -230,6 +248,8 @@ def _put(value: Any, level: int, parts: list[str]) -> None:
         parts.append(text)
     elif kind is Encoded:
         parts.append(value.at(level))
+    elif kind is Results:
+        value.put(level, parts)
     elif isinstance(value, float) and not math.isfinite(value):
         parts.append(_string(str(value)))
     elif isinstance(value, dict):
@@ -251,9 +271,6 @@ def citation(key: str, references: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"key": key, **{k: ref[k] for k in ("title", "publisher", "year", "section", "url") if ref.get(k) is not None}}
 
 
-_RESULT_FIELDS = tuple(f.name for f in fields(Result))
-
-
 MONEY = ("currency", "mode", "capex", "opex_per_month", "owned_opex_per_month", "electricity_per_month",
          "colocation_per_month", "support_per_month", "staff_per_month", "opex_counted", "rent_per_month",
          "payback_months", "pays_back", "order_date", "ready_date")
@@ -270,22 +287,61 @@ def money(review: Review) -> dict[str, Any] | None:
     return out
 
 
-def manifest(review: Review, pack: RulePack, changes: Changes | None,
-             cited: dict[tuple[str, ...], Encoded] | None = None) -> dict[str, Any]:
-    """One manifest's entry. `cited`: each list of citations made once, kept there by its
-    keys, for encode() (streaming)."""
-    results = []
-    for r in review.results:
-        item = {name: getattr(r, name) for name in _RESULT_FIELDS}  # finite() copies what it writes
-        if cited is None:
-            item["citations"] = [citation(k, pack.references) for k in r.citations]
-        else:
-            keys = tuple(r.citations)
-            found = cited.get(keys)
-            if found is None:
-                found = cited[keys] = Encoded([citation(k, pack.references) for k in keys])
-            item["citations"] = found
-        results.append(item)
+def _value(value: Any, level: int) -> str:
+    """encode(value, level), the common cases first."""
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if not value and (kind is list or kind is dict):
+        return "[]" if kind is list else "{}"
+    text = _scalar(value)
+    return text if text is not None else encode(value, level)
+
+
+class Results:
+    """A manifest's results, the same text as encode() makes of each as a dict of Result's
+    fields in their order, made field by field: a result's rule fields (id, title, layer,
+    severity) and its citations are the same in every manifest of a run, so their text is
+    made once (kept in `made`, for the run) and reused."""
+
+    __slots__ = ("results", "references", "made")
+
+    def __init__(self, results: list[Result], references: dict[str, dict[str, Any]], made: dict[Any, Any]):
+        self.results, self.references, self.made = results, references, made
+
+    def put(self, level: int, parts: list[str | Piece]) -> None:
+        """The results, `level` deep, into `parts` (as _put writes a list)."""
+        if not self.results:
+            parts.append("[]")
+            return
+        made, v, deeper = self.made, _value, level + 2
+        f = "," + _newline(deeper)
+        separator, end = "[" + _newline(level + 1), _newline(level + 1) + "}"
+        for r in self.results:
+            key = ("rule", r.rule_id, r.title, r.layer, r.severity, level)
+            head = made.get(key)
+            if head is None:
+                head = made[key] = (f"{{{f[1:]}\"rule_id\": {v(r.rule_id, deeper)}{f}\"title\": {v(r.title, deeper)}"
+                                    f"{f}\"layer\": {v(r.layer, deeper)}{f}\"severity\": {v(r.severity, deeper)}")
+            key = ("cite", *r.citations)
+            cited = made.get(key)
+            if cited is None:
+                cited = made[key] = Encoded([citation(k, self.references) for k in r.citations]).at(deeper)
+            parts.append(f"{separator}{head}{f}\"status\": {v(r.status, deeper)}{f}\"message\": {v(r.message, deeper)}"
+                         f"{f}\"fix\": {v(r.fix, deeper)}{f}\"citations\": ")
+            parts.append(cited)
+            parts.append(
+                f"{f}\"file\": {v(r.file, deeper)}{f}\"line\": {v(r.line, deeper)}{f}\"column\": {v(r.column, deeper)}"
+                f"{f}\"path\": {v(r.path, deeper)}{f}\"reason\": {v(r.reason, deeper)}{f}\"missing\": {v(r.missing, deeper)}"
+                f"{f}\"facts\": {v(r.facts, deeper)}{f}\"waiver\": {v(r.waiver, deeper)}"
+                f"{f}\"evidence\": {v(r.evidence, deeper)}{end}")
+            separator = "," + _newline(level + 1)
+        parts.append(_newline(level) + "]")
+
+
+def manifest(review: Review, pack: RulePack, changes: Changes | None, made: dict[Any, Any]) -> dict[str, Any]:
+    """One manifest's entry. `made`: the results' text that is the same in every manifest,
+    kept for the run (Results)."""
     out = {
         "file": review.file,
         "name": review.name,
@@ -299,7 +355,7 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None,
         "budget": budget_figures(review),
         "money": money(review),
         "catalog_overrides": list(review.catalog_overrides),
-        "results": results,
+        "results": Results(review.results, pack.references, made),
         "deselected": list(review.deselected),
         "config": review.config or None,
     }
@@ -311,14 +367,9 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None,
 STATUSES = ("fail", "waived", "pending", "pass", "skipped")
 
 
-def document(reviews: list[Review], pack: RulePack, changes: list[Changes] | None = None,
-             manifests: list[Any] | None = None, count: int | None = None,
-             totals: dict[str, int] | None = None) -> dict[str, Any]:
-    """The report; `manifests` stands in for the manifests' entries when given (streaming),
-    `count` and `totals` for what the summary counts of `reviews`."""
-    by_file = {c.file: c for c in changes or []}
-    if totals is None:
-        totals = {status: sum(r.counts()[status] for r in reviews) for status in STATUSES}
+def document(pack: RulePack, manifests: list[Any], count: int, totals: dict[str, int]) -> dict[str, Any]:
+    """The report of `count` manifests whose results add up to `totals`; `manifests` holds
+    their entries, or [ITEMS] where they are streamed."""
     return finite({
         "format": "hwlint-report",
         "format_version": FORMAT_VERSION,
@@ -329,8 +380,8 @@ def document(reviews: list[Review], pack: RulePack, changes: list[Changes] | Non
             "rules": len(pack.rules),
             "folders": folders(pack),
         },
-        "summary": {"manifests": len(reviews) if count is None else count, **totals},
-        "manifests": manifests if manifests is not None else [manifest(r, pack, by_file.get(r.file)) for r in reviews],
+        "summary": {"manifests": count, **totals},
+        "manifests": manifests,
     })
 
 
@@ -345,20 +396,20 @@ class Stream:
         self.by_file = {c.file: c for c in changes or []}
         self.count = 0
         self.totals = dict.fromkeys(STATUSES, 0)
-        self.frame = Frame(document([], pack, manifests=[ITEMS]))  # where entries go, and how deep
+        self.frame = Frame(document(pack, [ITEMS], 0, self.totals))  # where entries go, and how deep
         self.spool = Spool()
-        self.cited: dict[tuple[str, ...], Encoded] = {}
+        self.made: dict[Any, Any] = {}
 
     def add(self, review: Review) -> None:
         counts = review.counts()
         for status in STATUSES:
             self.totals[status] += counts[status]
-        entry = manifest(review, self.pack, self.by_file.get(review.file), self.cited)
+        entry = manifest(review, self.pack, self.by_file.get(review.file), self.made)
         self.spool.write(self.frame.item(entry, not self.count))
         self.count += 1
 
     def close(self) -> None:
-        frame = Frame(document([], self.pack, manifests=[ITEMS], count=self.count, totals=self.totals))
+        frame = Frame(document(self.pack, [ITEMS], self.count, self.totals))
         frame.around(self.spool, self.count, self.write)
 
 
@@ -378,6 +429,6 @@ def feed(report: Any, reviews: list[Review]) -> None:
 
 
 def render(reviews: list[Review], pack: RulePack, changes: list[Changes] | None = None) -> str:
-    parts: list[str] = []
+    parts: list[str | bytes] = []
     stream(reviews, pack, parts.append, changes)
-    return "".join(parts)
+    return joined(parts)

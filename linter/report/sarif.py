@@ -37,7 +37,7 @@ from linter.engine.changes import key
 from linter.results import Result, layer_name, one_line
 from linter.engine.review import Review
 from linter.engine.rules import Rule, RulePack, pack_digest
-from linter.report import reported
+from linter.report import joined, reported
 from linter.report.json import ITEMS, Frame, Spool, dumps, feed
 from linter.report.location import repo_relative
 
@@ -308,6 +308,6 @@ def failed(message: str) -> str:
 
 
 def render(reviews: list[Review], pack: RulePack, docs_url: str | None = None) -> str:
-    parts: list[str] = []
+    parts: list[str | bytes] = []
     stream(reviews, pack, parts.append, docs_url)
-    return "".join(parts)
+    return joined(parts)
