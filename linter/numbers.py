@@ -9,6 +9,8 @@ if TYPE_CHECKING:
 
 def num(value: Any, digits: int = 1) -> str:
     """1234.5 -> '1,234.5'; 8.0 -> '8'; text passes through."""
+    if type(value) is int:  # the common case, first
+        return f"{value:,}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if float(value).is_integer():

@@ -654,13 +654,12 @@ class Writer:
         self.size = 0
 
     def write(self, *parts: Any) -> None:
-        for part in parts:
-            if type(part) is not str:
-                part = output(part)
-            self.size += len(part)
-            if self.size > MAX_TEXT:
-                raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
-            self.parts.append(part)
+        # each part is bounded (MAX_TEXT) before it gets here, so one join per call suffices
+        text = "".join([part if type(part) is str else output(part) for part in parts])
+        self.size += len(text)
+        if self.size > MAX_TEXT:
+            raise SecurityError(f"the rendered text is over the limit of {MAX_TEXT:,} characters")
+        self.parts.append(text)
 
 
 class LoopContext:
@@ -1010,6 +1009,23 @@ FILTERS: dict[str, Callable[..., Any]] = {name: _guarded(name, function) for nam
     "upper": lambda s: str(s).upper(), "wordcount": lambda s: len(_WORD.findall(str(s))),
     "join": _join_items, "replace": _replace, "format": _format, "num": _num,
 }.items()}
+
+
+def _num_of_a_number(*args: Any, **kwargs: Any) -> str:
+    """`x | num`, the filter most evidence and messages print with, at once for a plain int
+    or float (nothing to weigh, a short text); anything else through the guarded filter."""
+    if len(args) == 1 and not kwargs:
+        kind = type(args[0])
+        if kind is int:
+            return f"{args[0]:,}"
+        if kind is float:
+            return num(args[0])
+    return _guarded_num(*args, **kwargs)
+
+
+_guarded_num = FILTERS["num"]
+FILTERS["num"] = _num_of_a_number
+_num_of_a_number.__name__ = "num"
 
 
 def _sequence(value: Any) -> bool:
