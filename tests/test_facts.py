@@ -102,3 +102,43 @@ def test_feeds_follow_the_facility_unless_the_circuits_say(tmp_path):
     own = base.replace("breaker_a: 32}", "breaker_a: 32, ab_redundant: false}")
     rack = _facts_of(tmp_path, own)["power"]["racks"][0]
     assert rack["per_feed"] is False and rack["circuit_limit_kw"] == pytest.approx(110.4, abs=0.1)
+
+
+def test_nodes_for_the_target_on_a_pool_far_larger_than_its_layout(tmp_path, hwlint):
+    """1,000 DGX nodes for a data degree of 8: the smaller layouts the search tries span nodes
+    the manifest's own does not, and are estimated over the DGX's NICs; one node is enough."""
+    text = (EXAMPLES / "single-node-finetune.hw.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "m.hw.yaml"
+    path.write_text(text.replace("    count: 1\n    system: DGX-H100", "    count: 1000\n    system: DGX-H100"), encoding="utf-8")
+    run = hwlint("check", "-v", "--select", "GPU008", path)
+    assert run.code == 0 and "rule error" not in run.out, run.out + run.err
+    assert "about 8 GPUs (1 node like these) would meet the target" in run.out
+    assert "but the manifest buys 8,000 (1,000 nodes)" in run.out
+    assert "buy or rent about 1 node (then check" in run.out
+
+
+def test_a_count_the_manifest_cannot_size_names_what_is_missing(tmp_path, hwlint):
+    """Four NIC-less workstations on a data degree of 1: a layout of 2 or 3 of them spans
+    workstations, so the fewest that meet the target waits for their NICs."""
+    text = (EXAMPLES / "single-gpu-experiment.hw.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "m.hw.yaml"
+    path.write_text(text.replace("    count: 1\n    gpu:", "    count: 4\n    gpu:")
+                    .replace("target_duration_days: 30", "target_duration_days: 10"), encoding="utf-8")
+    run = hwlint("check", "-v", "--select", "GPU008", path)
+    assert "rule error" not in run.out, run.out + run.err
+    assert "GPU008 pending The plan does not buy much more compute than its target duration needs: needs node_pools[0].nics" in run.out
+
+
+def test_a_target_no_gpu_count_meets_is_a_finding_in_words(tmp_path, hwlint):
+    """3 days for 70B on 2T tokens: with a batch of 1,024 and 4 pipeline stages the bubble
+    grows faster than more GPUs save; GPU006 fails and says so, GPU008 is not asked."""
+    text = (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "m.hw.yaml"
+    path.write_text(text.replace("target_duration_days: 120", "target_duration_days: 3"), encoding="utf-8")
+    facts = _facts_of(tmp_path, path.read_text(encoding="utf-8"))["training"]
+    assert facts["nodes_for_target"] == Unknown(
+        ("plan.target_duration_days (no GPU count of this layout, up to 10,000,000, meets it by this estimate)",))
+    run = hwlint("check", "-v", "--select", "GPU006,GPU008", path)
+    assert run.code == 1 and "rule error" not in run.out, run.out + run.err
+    assert "but the plan allows 3. Fix: More GPUs of this layout are not shown to meet the target by this estimate" in run.out
+    assert "1 failing (1 error), 1 passed" in run.out  # GPU008: 92 days is not early for 3

@@ -729,19 +729,30 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
         batch = need("plan.global_batch_size")
         need(wanted["seq"], shape["seq"])
     link = facts["link"]
+
+    def link_rate() -> Any:
+        """GB/s per GPU between the GPUs of a node (NVLink, else PCIe), or Unknown naming the link."""
+        bw = link["bandwidth_gb_s"] if not isinstance(link["bandwidth_gb_s"], Unknown) else link["pcie_gb_s"]
+        return Unknown(link["bandwidth_gb_s"].needs) if isinstance(bw, Unknown) else bw
+
+    def fabric_rate() -> Any:
+        """Bytes/s per GPU over the compute fabric, or Unknown naming what decides it."""
+        per_gpu = facts["nics"]["gbps_per_gpu"]
+        oversub = facts["fabric"].get("oversubscription", 1.0) if facts["fabric"].get("present") else 1.0
+        missing = unknowns([per_gpu, oversub])
+        if missing:
+            return Unknown(missing)
+        if not per_gpu:
+            return Unknown((f"{pool}.nics (no compute NIC joins the nodes)",))
+        return per_gpu / 8 * 1e9 / oversub
+
     link_bw = None
     if t > 1 or (cfg["moe"] and e > 1) or d * c > 1:
-        link_bw = link["bandwidth_gb_s"] if not isinstance(link["bandwidth_gb_s"], Unknown) else link["pcie_gb_s"]
-        if isinstance(link_bw, Unknown):
-            link_bw = need("", Unknown(link["bandwidth_gb_s"].needs))
+        link_bw = need("", link_rate())
     fabric_bw = None
     spans = [t, t * c * e if cfg["moe"] and e > 1 else 0, t * c * d if d * c > 1 else 0]
     if isinstance(gpus_per_node, int) and max(spans) > gpus_per_node:
-        per_gpu = need("", facts["nics"]["gbps_per_gpu"])
-        oversub = need("", facts["fabric"].get("oversubscription", 1.0)) if facts["fabric"].get("present") else 1.0
-        fabric_bw = per_gpu / 8 * 1e9 / oversub if per_gpu and oversub else None
-        if per_gpu == 0:
-            needs.append(f"{pool}.nics (no compute NIC joins the nodes)")
+        fabric_bw = need("", fabric_rate())
     interval = need("storage.checkpoint.interval_minutes")
     expert = _expert_params(cfg)
     if isinstance(expert, Unknown):
@@ -761,7 +772,7 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
     trainable_bytes = 4.0 if cfg["gradients"] == "fp32" else (4.0 if data["plan"].get("precision") in ("fp32", "tf32") else 2.0)
     if cfg["method"] in ("lora", "qlora"):
         trainable_bytes *= 0.0  # only the adapters' gradients cross the fabric: negligible, left out
-    def run(gpus: int, ranks: int) -> dict[str, float]:
+    def run(gpus: int, ranks: int, link_bw: Any = link_bw, fabric_bw: Any = fabric_bw) -> dict[str, float]:
         return physics.training_time(
             params=params, tokens=tokens_b * 1e9, gpus=gpus, peak_flops=tflops * 1e12,
             efficiency=policy["compute_efficiency"], t=t, p=p, d=ranks, c=c, v=cfg["v"], e=e,
@@ -792,13 +803,26 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
         return out
     limit = target * 86400
     group = t * p * c
+    # A layout of more data-parallel ranks than the manifest's own may need what its own does
+    # not: the batch and sequence length (for the gradient all-reduce), the intra-node link or
+    # the fabric. Where the manifest leaves one open, that layout is not estimated, and no count
+    # found around it is known to be the fewest: the fact then names what is missing.
+    wide_link = link_bw if link_bw else link_rate()
+    wide_fabric = fabric_bw if fabric_bw else fabric_rate()
+    open_batch = tuple(path for path, v in (("plan.global_batch_size", batch), (wanted["seq"], shape["seq"]))
+                       if v is _MISSING or v is None)
+    blocked: list[str] = []
 
     def meets(n: int) -> bool:
         ranks = n // group
-        try:
-            return ranks >= 1 and run(ranks * group, ranks)["total"] <= limit
-        except (ValueError, TypeError):  # a layout the manifest cannot describe (no fabric, no batch): not shown to meet it
+        if ranks < 1:
             return False
+        if ranks * c > 1:
+            lacking = open_batch + unknowns([wide_link if t * c * ranks <= gpus_per_node else wide_fabric])
+            if lacking:
+                blocked.extend(lacking)
+                return False
+        return run(ranks * group, ranks, _known(wide_link), _known(wide_fabric))["total"] <= limit
 
     step = math.lcm(gpus_per_node, group)
     ratio = gpus_total * result["total"] / limit
@@ -812,9 +836,19 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
             return m == int(m) and m >= 1
 
         found = next((n for n in range(found, physics.DATA_REACH * found + 1, step) if whole(n) and meets(n)), found)
+    if blocked:
+        found = Unknown(tuple(dict.fromkeys(blocked)))
+    elif found is None:  # GPU006 says the plan misses its target; this says more GPUs alone do not help
+        found = Unknown((f"plan.target_duration_days (no GPU count of this layout, up to {num(physics.SEARCH_CAP)}, "
+                         "meets it by this estimate)",))
     out["gpus_for_target"] = found
-    out["nodes_for_target"] = None if found is None else found // gpus_per_node
+    out["nodes_for_target"] = _apply(lambda n: n // gpus_per_node, found)
     return out
+
+
+def _known(value: Any) -> Any:
+    """`value`, or None where it is Unknown (a bandwidth a layout does not use)."""
+    return None if isinstance(value, Unknown) else value
 
 
 def _nics(data: dict, primary: int | None) -> dict[str, Any]:

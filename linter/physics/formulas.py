@@ -423,7 +423,10 @@ def payback_months(purchase: float, rental_per_month: float, running_per_month: 
     return purchase / saving if saving > 0 else None
 
 
-def smallest_meeting(meets: Callable[[int], bool], guess: int, step: int = 1, cap: int = 10**7) -> int | None:
+SEARCH_CAP = 10**7  # the most GPUs smallest_meeting tries: far beyond any cluster built
+
+
+def smallest_meeting(meets: Callable[[int], bool], guess: int, step: int = 1, cap: int = SEARCH_CAP) -> int | None:
     """The smallest multiple of `step` (at least `step`) for which `meets` holds, assuming it
     keeps holding above that point (more GPUs never make a run slower, more data-parallel ranks
     never need more memory per GPU). Starts from `guess`, gallops up or down, then bisects, so a
