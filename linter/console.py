@@ -286,7 +286,8 @@ class Destination:
 
             with contextlib.suppress(OSError):
                 handle.close()
-        _error(f"hwlint: cannot write {self.output}: {exc.strerror or exc}")
+        _error(f"hwlint: cannot write {self.output}: {exc.strerror or exc}; give a file in a folder that exists, "
+               "can be written and has room")
         raise Exit(2) from None
 
 
@@ -521,13 +522,19 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         if isinstance(exc, Exit) and (reviewed_all or any(t.failed for t in targets)):
             raise  # the reports are written, or one could not be: the exit code says the rest
         # code scanning must hear that this run failed, not see an empty, successful one
+        from linter.report import ReportError
         from linter.report.sarif import failed
 
+        unwritable = isinstance(exc, ReportError)  # a report's temporary file: words for the user, exit 2
+        if unwritable:
+            _error(f"hwlint: {exc}")
         why = "the rule pack or the input could not be used (see the job log)" if isinstance(exc, Exit) else \
-            f"internal error: {type(exc).__name__}: {exc}"
+            str(exc) if unwritable else f"internal error: {type(exc).__name__}: {exc}"
         for fmt, path in outputs:
             if fmt == "sarif" and path:
                 _write(failed(f"hwlint could not review the manifests: {why}"), path, "sarif")
+        if unwritable:
+            raise Exit(2) from None
         raise
     finally:
         for report in writers:  # a report that waited in a temporary file and was not finished

@@ -400,3 +400,5 @@ def test_bad_format_values_are_usage_errors(hwlint, formats, message):
 def test_unwritable_output_is_a_clean_error(tmp_path):
     run = hwlint_process("check", GOOD, "--format", f"json:{tmp_path / 'no' / 'such' / 'dir.json'}")
     assert run.code == 2 and "cannot write" in run.err and "Traceback" not in run.err
+    assert run.err.endswith("dir.json: No such file or directory; give a file in a folder that exists, can be written "
+                            "and has room\n"), run.err

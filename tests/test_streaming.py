@@ -130,3 +130,30 @@ def test_a_report_past_the_spool_limit_is_the_same_text_wherever_it_goes(tmp_pat
                              capture_output=True, timeout=300)
         assert run.returncode == 0, run.stderr
         assert run.stdout.decode(encoding) == expected.decode("utf-8"), (encoding, fmt)
+
+
+def test_a_report_whose_temporary_file_cannot_be_written_ends_in_words(tmp_path):
+    """A JSON report past Spool.LIMIT waits in a temporary file; one that cannot be made or
+    written (a full disk: here a file size limit, EFBIG; no usable temporary folder at all:
+    a limit of 0) ends the run with exit 2 and what to do, no traceback, nothing half written,
+    and a SARIF log asked for beside it says the run failed."""
+    import resource
+
+    files = sorted(str(p) for p in EXAMPLES.glob("*.hw.yaml")) * 2
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_JOBS": "1", "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
+    sarif = tmp_path / "r.sarif"
+    for limit, says in ((500_000, "its temporary file in "), (0, "No usable temporary directory found")):
+        def limited(size: int = limit) -> None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+        formats = ["--format", f"sarif:{sarif}"] if limit else []
+        run = subprocess.run([sys.executable, "-m", "linter.cli", "check", "--exit-zero", *formats, "--format", "json", *files],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, preexec_fn=limited)
+        assert run.returncode == 2 and run.stdout == "", run.stderr
+        assert "Traceback" not in run.stderr and "internal error" not in run.stderr, run.stderr
+        first = run.stderr.splitlines()[0]
+        assert first.startswith("hwlint: cannot write the JSON report: ") and says in first, run.stderr
+        assert "set TMPDIR" in first, run.stderr
+    log = json.loads(sarif.read_text(encoding="utf-8"))["runs"][0]["invocations"][0]
+    assert log["executionSuccessful"] is False
+    assert "cannot write the JSON report: its temporary file in " in log["toolExecutionNotifications"][0]["message"]["text"]

@@ -120,6 +120,10 @@ class TargetError(ValueError):
     """A --format value that cannot be used; the message is for the user."""
 
 
+class ReportError(Exception):
+    """A report that cannot be written (its temporary file, say); the message is for the user."""
+
+
 def targets(values: tuple[str, ...] | list[str], output: str | None) -> list[tuple[str, str | None]]:
     """[(format, path or None for stdout)] from the --format values and --output."""
     out: list[tuple[str, str | None]] = []

@@ -84,28 +84,34 @@ class Spool:
     """UTF-8 text kept until the head of its document is known (the head holds totals): in
     memory up to LIMIT bytes, past that in an unnamed temporary file, so that a report of
     thousands of manifests costs disk, not memory. `drain(write)` hands it on as bytes,
-    PIECE at a time from the file (a piece may end inside a character: linter.report.joined)."""
+    PIECE at a time from the file (a piece may end inside a character: linter.report.joined).
+    A temporary file that cannot be made, written or read back is a ReportError naming
+    `report` (the format) and the folder."""
 
     LIMIT = 1 << 20
     PIECE = 1 << 20
 
-    def __init__(self) -> None:
+    def __init__(self, report: str = "JSON") -> None:
+        self.report = report
         self.parts: list[bytes] = []
         self.size = 0
         self.file: Any = None
 
     def write(self, data: bytes) -> None:
-        if self.file is not None:
-            self.file.write(data)
-            return
-        self.parts.append(data)
-        self.size += len(data)
-        if self.size > self.LIMIT:
-            import tempfile
+        try:
+            if self.file is not None:
+                self.file.write(data)
+                return
+            self.parts.append(data)
+            self.size += len(data)
+            if self.size > self.LIMIT:
+                import tempfile
 
-            self.file = tempfile.TemporaryFile()
-            self.file.write(b"".join(self.parts))
-            self.parts = []
+                self.file = tempfile.TemporaryFile()
+                self.file.write(b"".join(self.parts))
+                self.parts = []
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def drain(self, write: Callable[[str | bytes], None]) -> None:
         if self.file is None:
@@ -113,15 +119,43 @@ class Spool:
                 write(part)
             self.parts = []
             return
-        self.file.seek(0)
-        while piece := self.file.read(self.PIECE):
+        try:
+            self.file.seek(0)
+            piece = self.file.read(self.PIECE)
+        except OSError as exc:
+            raise self._failed(exc) from None
+        while piece:
             write(piece)
+            try:
+                piece = self.file.read(self.PIECE)
+            except OSError as exc:
+                raise self._failed(exc) from None
         self.close()
 
     def close(self) -> None:
+        """Drop the temporary file; what it could not take is already reported."""
         if self.file is not None:
-            self.file.close()
-            self.file = None
+            file, self.file = self.file, None
+            try:
+                file.close()
+            except OSError:
+                pass
+
+    def _failed(self, exc: OSError) -> Exception:
+        import tempfile
+
+        from linter.report import ReportError
+
+        self.close()
+        folder = tempfile.tempdir  # None: no usable temporary folder was found
+        reason = exc.strerror or str(exc)
+        if folder is None:
+            return ReportError(f"cannot write the {self.report} report: {reason}; a report over "
+                               f"{self.LIMIT >> 20} MB waits in a temporary file until its summary is known: "
+                               "set TMPDIR to a writable folder with room")
+        return ReportError(f"cannot write the {self.report} report: its temporary file in {folder}: {reason} (a "
+                           f"report over {self.LIMIT >> 20} MB waits there until its summary is known); free space "
+                           f"in {folder} or set TMPDIR to a folder with room")
 
 
 class Piece:

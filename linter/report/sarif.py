@@ -249,7 +249,7 @@ class Stream:
         self.unread: list[dict[str, Any]] = []
         self.deselected: list[tuple[str, str, str]] = []
         self.frame = Frame(_document([], pack, self.rules, [ITEMS], docs_url))  # where results go, and how deep
-        self.spool = Spool()
+        self.spool = Spool("SARIF")
         self.count = 0
 
     def add(self, review: Review) -> None:
