@@ -179,6 +179,7 @@ def bulk(count: int, reps: int) -> None:
             "text, one process (HWLINT_JOBS=1)": (["--format", "text"], {"HWLINT_JOBS": "1"}),
             "text, default": (["--format", "text"], {}),
             "json, one process": (["--format", "json"], {"HWLINT_JOBS": "1"}),
+            "json, default": (["--format", "json"], {}),
             "sarif, one process": (["--format", "sarif"], {"HWLINT_JOBS": "1"}),
         }
         figures: dict[str, list[tuple[float, float, int]]] = {label: [] for label in runs}
@@ -195,14 +196,23 @@ def bulk(count: int, reps: int) -> None:
             cpu = statistics.median(g[1] for g in got)
             memory = max(g[2] for g in got)
             print(f"| {label} | {ms(wall)} | {ms(wall / count)} | {ms(cpu)} | {memory / 1024:,.0f} MB | {outputs[label][0]:,} bytes |")
-        same = outputs["text, one process (HWLINT_JOBS=1)"] == outputs["text, default"]
-        text_wall = statistics.median(g[0] for g in figures["text, one process (HWLINT_JOBS=1)"])
-        text_mem = max(g[2] for g in figures["text, one process (HWLINT_JOBS=1)"])
-        print(f"\nText report the same bytes with and without workers: {'yes' if same else 'NO'}. "
-              f"JSON / text: {statistics.median(g[0] for g in figures['json, one process']) / text_wall:.2f}x time, "
-              f"{max(g[2] for g in figures['json, one process']) / text_mem:.2f}x peak memory; SARIF / text: "
-              f"{statistics.median(g[0] for g in figures['sarif, one process']) / text_wall:.2f}x time, "
-              f"{max(g[2] for g in figures['sarif, one process']) / text_mem:.2f}x peak memory.\n")
+
+        def wall(label: str) -> float:
+            return statistics.median(g[0] for g in figures[label])
+
+        def memory(label: str) -> int:
+            return max(g[2] for g in figures[label])
+
+        def same(one: str, other: str) -> str:
+            return "yes" if outputs[one] == outputs[other] else "NO"
+
+        text = "text, one process (HWLINT_JOBS=1)"
+        print(f"\nOne process: JSON / text {wall('json, one process') / wall(text):.2f}x time, "
+              f"{memory('json, one process') / memory(text):.2f}x peak memory; SARIF / text "
+              f"{wall('sarif, one process') / wall(text):.2f}x time, {memory('sarif, one process') / memory(text):.2f}x "
+              f"peak memory. Default workers: JSON / text {wall('json, default') / wall('text, default'):.2f}x time. "
+              f"The same bytes with and without workers: text {same(text, 'text, default')}, "
+              f"JSON {same('json, one process', 'json, default')}.\n")
 
 
 def base_run(count: int = 300) -> None:
