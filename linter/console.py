@@ -114,20 +114,21 @@ def _check_patterns(select: str | None, ignore: str | None, pack: Any = None) ->
 
 
 def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = ()) -> Any:
-    import dataclasses
-
+    """The rule pack with the team catalogs; a broken rule or team catalog file ends the
+    command (exit 2). A broken catalog is named before the rules: it is checked first."""
     from linter.engine.rules import RuleLoadError, load_pack
+    from linter.manifest.catalog import CatalogError
 
     try:
-        pack = load_pack(list(extra))
+        return load_pack(list(extra), catalogs=list(catalogs))
     except RuleLoadError as exc:
         for problem in exc.problems:
             _error(f"hwlint: rule error: {problem}")
         raise Exit(2) from None
-    if not catalogs:
-        return pack
-    _load_catalog(catalogs)
-    return dataclasses.replace(pack, catalog_folders=[Path(c) for c in catalogs])
+    except CatalogError as exc:
+        for problem in exc.problems:
+            _error(f"hwlint: catalog error: {problem}")
+        raise Exit(2) from None
 
 
 def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str]) -> Any:

@@ -78,6 +78,15 @@ def test_help_and_rules_list_need_neither(warm):
     assert imported("rules", "list", cache=warm) == []
 
 
+def test_a_team_catalog_is_checked_when_the_pack_is_built_not_on_every_run(tmp_path):
+    """pydantic checks a team catalog's entries once, with the pack the cache then keeps."""
+    from test_team_catalog import TEAM_GPU, manifest_with_gpu, team
+
+    folder, manifest = team(tmp_path, TEAM_GPU), manifest_with_gpu(tmp_path, "ACME-X1-96GB")
+    assert imported("check", "--catalog", folder, manifest, cache=tmp_path / "cache") == ["pydantic"]
+    assert imported("check", "--catalog", folder, manifest, cache=tmp_path / "cache") == []
+
+
 def test_an_invalid_manifest_brings_them_in_to_explain(warm, tmp_path):
     bad = tmp_path / "bad.hw.yaml"
     bad.write_text((EXAMPLES / "multi-node-pretrain.hw.yaml").read_text().replace("count: 32", "count: -3", 1))

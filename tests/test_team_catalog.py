@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, Run, hwlint_process
 
 TEAM_GPU = """\
 gpus:
@@ -111,3 +111,23 @@ def test_a_team_catalog_entry_with_an_unknown_key_is_refused(hwlint, tmp_path):
 def test_a_missing_team_folder_is_a_usage_error(hwlint, tmp_path):
     run = hwlint("check", "--catalog", tmp_path / "nowhere", EXAMPLES / "single-gpu-experiment.hw.yaml")
     assert run.code == 2 and "not a folder of catalog files" in run.err
+
+
+def test_a_team_catalog_is_read_again_when_it_changes(tmp_path):
+    """The pack cache carries the team's entries as checked: a warm run (a new process, as
+    a hook runs) sees an edited value and an entry made invalid as surely as a cold one."""
+    folder = team(tmp_path, TEAM_GPU)
+    path = manifest_with_gpu(tmp_path, "ACME-X1-96GB")
+    env = {"HWLINT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def check(*args: object) -> Run:
+        return hwlint_process("check", "--catalog", folder, *args, path, env=env)
+
+    for _ in range(2):  # cold, then warm
+        assert "86.4 GB usable of 96 GB" in check("--format", "json").out
+    (folder / "gpus.yaml").write_text(TEAM_GPU.replace("memory_gb: 96", "memory_gb: 80"))
+    assert "72 GB usable of 80 GB" in check("--format", "json").out
+    (folder / "gpus.yaml").write_text(TEAM_GPU.replace("    ecc: true\n", "    ecc: true\n    memory_gib: 89\n"))
+    run = check()
+    assert run.code == 2 and "memory_gib: Extra inputs are not permitted" in run.err
+    assert f"{folder / 'gpus.yaml'}:11:5:" in run.err and "Traceback" not in run.err

@@ -7,9 +7,9 @@ loaded `RulePack` is pickled under a key that covers everything it is built from
 - the bytes of every file the loader reads from the rule folders (`rules.pack_files`:
   regular files inside their folder, each within the rule-file size limit, so a link to
   /dev/zero or a 3 GB file beside the rules is never read) and of `schemas/*.json`
-  (content, not mtime), and of the built-in catalog (`catalog/*.yaml`, which the pack
-  carries as loaded),
-- the folders as given and as resolved (rule file names appear in messages),
+  (content, not mtime), and of the built-in catalog and the team catalog folders
+  (`*.yaml`, which the pack carries as loaded and, for a team's, as checked),
+- the rule and catalog folders as given and as resolved (their names appear in messages),
 - hwlint's own code (size and mtime of each module), the Python version, since the cached
   rules are compiled Python code, the installed Jinja2 (its parser shaped them), and the installed pydantic (found, not
   imported: the pack holds no pydantic objects, but the models shaped what it holds).
@@ -59,13 +59,13 @@ def directory() -> Path | None:
     return Path(base) / "hwlint"
 
 
-def cached(build: Callable[[], Any], folders: list[Path], schemas: Path) -> Any:
+def cached(build: Callable[[], Any], folders: list[Path], schemas: Path, catalogs: list[Path] | None = None) -> Any:
     """`build()`'s pack, from the cache when nothing it depends on has changed."""
     where = directory()
     if where is None:
         return build()
     try:
-        path = where / f"pack-{_key(folders, schemas)}.pickle"
+        path = where / f"pack-{_key(folders, schemas, catalogs or [])}.pickle"
     except Exception:  # noqa: BLE001 - a file refused or unreadable: let build() report it
         return build()
     pack = _read(path)
@@ -111,20 +111,22 @@ def _modules(root: Path) -> list[tuple[str, os.stat_result]]:
     return sorted(out, key=lambda item: item[0])
 
 
-def _key(folders: list[Path], schemas: Path) -> str:
+def _key(folders: list[Path], schemas: Path, catalogs: list[Path]) -> str:
     digest = hashlib.sha256()
     digest.update(repr((sys.version, _installed("jinja2"), _installed("pydantic"))).encode())
     for module, stat in _modules(_LINTER):
         digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     for folder in folders:
         digest.update(f"folder\0{folder}\0{folder.resolve()}\n".encode())
+    for folder in catalogs:  # entries name their folder as given
+        digest.update(f"catalog\0{folder}\0{folder.resolve()}\n".encode())
     from linter.paths import data_dir
 
     present = [f for f in folders if f.is_dir()]
-    catalog = data_dir("catalog")  # the pack carries the built-in catalog as loaded
     rules = data_dir("rules")  # its table of compiled sources, which a build reads
-    for folder, item in [*pack_files(present), *((schemas, p) for p in _listed(schemas, ".json")),
-                         *((catalog, p) for p in _listed(catalog, ".yaml")),
+    # the pack carries the built-in and team catalogs as loaded
+    catalog_files = [(folder, p) for folder in (data_dir("catalog"), *catalogs) for p in _listed(folder, ".yaml")]
+    for folder, item in [*pack_files(present), *((schemas, p) for p in _listed(schemas, ".json")), *catalog_files,
                          *((rules, p) for p in [rules / "compiled.json"] if p.is_file())]:
         content = read_pack_file(folder, item)
         digest.update(f"{folder}\0{item.name}\0{len(content)}\0".encode() + content)

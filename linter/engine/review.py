@@ -161,11 +161,8 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     """Catalog, model, facts, tier, rules and waivers for one (valid) manifest."""
     from linter.manifest.catalog import load_catalog
 
-    # the command line folds the config's catalog folders into the pack (and so into its digest)
-    if pack.catalog is not None and not pack.catalog_folders:
-        catalog = pack.catalog
-    else:
-        catalog = load_catalog(tuple(str(f) for f in pack.catalog_folders))
+    # the pack carries its catalog, team folders included (and so does its digest)
+    catalog = pack.catalog if pack.catalog is not None else load_catalog(tuple(str(f) for f in pack.catalog_folders))
     resolved = resolve(doc, catalog)
     review.catalog = resolved.refs
     review.catalog_overrides = resolved.overrides

@@ -115,18 +115,21 @@ def _rule_validator() -> Any:
     return Draft202012Validator(json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8")))
 
 
-def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True) -> RulePack:
-    """The built-in rules (unless `builtin` is false) plus the rule folders in `extra`;
+def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True,
+              catalogs: list[str] | tuple[str, ...] = ()) -> RulePack:
+    """The built-in rules (unless `builtin` is false) plus the rule folders in `extra`, with
+    the built-in catalog and the team catalog folders `catalogs` (checked: CatalogError);
     served from the pack cache (linter.packcache) when no file it depends on changed."""
     from linter.engine.packcache import cached
 
     folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
     # Naming a folder twice (e.g. `--rules rules` in this repository) loads it once.
     folders = [f for i, f in enumerate(folders) if f.resolve() not in {g.resolve() for g in folders[:i]}]
-    return cached(lambda: _build_pack(folders), folders, data_dir("schemas"))
+    teams = [Path(c) for c in catalogs]
+    return cached(lambda: _build_pack(folders, teams), folders, data_dir("schemas"), teams)
 
 
-def _build_pack(folders: list[Path]) -> RulePack:
+def _build_pack(folders: list[Path], catalogs: list[Path] | None = None) -> RulePack:
     from linter.manifest.catalog import load_catalog
     from linter.manifest.dump import shape
 
@@ -139,7 +142,8 @@ def _build_pack(folders: list[Path]) -> RulePack:
         folders=folders,
         conditions=load_file(str(base / "conditions.yaml")).data["conditions"],
         manifest_shape=shape(),
-        catalog=load_catalog(),
+        catalog=load_catalog(tuple(str(c) for c in catalogs or ())),  # team entries checked once, for the cache
+        catalog_folders=list(catalogs or ()),
     )
     _compile_tests(pack)
     problems: list[str] = []
