@@ -326,10 +326,23 @@ def _value(value: Any, level: int) -> str:
     kind = type(value)
     if kind is str:
         return _string(value)
-    if not value and (kind is list or kind is dict):
-        return "[]" if kind is list else "{}"
+    if kind is dict:
+        return _flat(value, level) if value else "{}"
+    if kind is list and not value:
+        return "[]"
     text = _scalar(value)
     return text if text is not None else encode(value, level)
+
+
+def _flat(value: dict[Any, Any], level: int) -> str:
+    """encode(value, level) of a dict, at once when it is flat, text keys to scalars (the facts
+    a rule read)."""
+    inner = _newline(level + 1)
+    try:  # a key that is not text, or a value _scalar leaves (None), is a TypeError here
+        items = [_string(k) + ": " + (_string(v) if type(v) is str else _scalar(v)) for k, v in value.items()]
+    except TypeError:
+        return encode(value, level)
+    return "{" + inner + ("," + inner).join(items) + _newline(level) + "}"
 
 
 class Results:
