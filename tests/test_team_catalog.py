@@ -131,3 +131,20 @@ def test_a_team_catalog_is_read_again_when_it_changes(tmp_path):
     run = check()
     assert run.code == 2 and "memory_gib: Extra inputs are not permitted" in run.err
     assert f"{folder / 'gpus.yaml'}:11:5:" in run.err and "Traceback" not in run.err
+
+
+def test_an_empty_team_catalog_or_rule_file_is_named_without_manifest_advice(hwlint, tmp_path):
+    """`hwlint init` makes a starter manifest: it is the advice for an empty manifest only."""
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "gpus.yaml").write_text("# to come\n")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "ops.yaml").write_text("")
+    (tmp_path / "empty.hw.yaml").write_text("")
+    manifest = EXAMPLES / "single-gpu-experiment.hw.yaml"
+    run = hwlint("check", "--catalog", tmp_path / "catalog", manifest)
+    assert run.code == 2 and f"{tmp_path / 'catalog' / 'gpus.yaml'}: the file is empty (or only comments)" in run.err
+    assert "hwlint init" not in run.err
+    run = hwlint("check", "--rules", tmp_path / "rules", manifest)
+    assert run.code == 2 and f"{tmp_path / 'rules' / 'ops.yaml'}:1:1: the file is empty (or only comments)" in run.err
+    assert "hwlint init" not in run.err
+    assert "run `hwlint init` for a starter manifest" in hwlint("check", tmp_path / "empty.hw.yaml").out

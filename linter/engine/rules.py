@@ -184,7 +184,7 @@ def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str]) ->
     try:
         doc = load_file(str(path), str(folder), MAX_RULE_BYTES, "rule files")
     except InputError as exc:
-        problems.append(f"{path}:{exc.line}:{exc.column}: {exc.message}")
+        problems.append(f"{path}:{exc.line}:{exc.column}: {exc.what}")
         return []
     specs = quick_specs(doc.data)
     if specs is None:  # not plainly valid: jsonschema words the errors, pydantic reads the records

@@ -58,11 +58,14 @@ _DATETIME = re.compile(
 
 
 class InputError(Exception):
-    """The file could not be read as YAML: the message is for the user, as is."""
+    """The file could not be read as YAML: the message is for the user, as is. `what` is
+    the message without `advice` that only fits a manifest (a rule or catalog file that is
+    empty is not helped by `hwlint init`)."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1, code: str = "YAML"):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str, line: int = 1, column: int = 1, code: str = "YAML", advice: str = ""):
+        self.what = message
+        self.message = f"{message}; {advice}" if advice else message
+        super().__init__(self.message)
         self.line = line
         self.column = column
         self.code = code
@@ -512,7 +515,7 @@ def plain_copy(value: Any) -> Any:
 
 
 def _empty() -> InputError:
-    return InputError("the file is empty (or only comments); run `hwlint init` for a starter manifest", code="SCHEMA")
+    return InputError("the file is empty (or only comments)", code="SCHEMA", advice="run `hwlint init` for a starter manifest")
 
 
 def _collection_tag(event: Any, kind: str, line: int, column: int) -> None:
