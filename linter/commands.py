@@ -123,7 +123,8 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     pack = _pack_for(config, rule_dirs, catalogs)
     _check_patterns(select, ignore, pack)
     selected = selection(config, select, ignore)
-    before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config)
+    evidence = any(fmt == "json" for fmt, _ in outputs)  # the JSON report of NEW shows it, as check's does
+    before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config, evidence)
     docs = [document_of(current(r, {}), r.file) if r.digest else None for r in (before, after)]
     changes = compare_documents(before, docs[0], after, docs[1], old, pack, tier, selected, config)
     for fmt, path in outputs:

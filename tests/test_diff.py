@@ -215,6 +215,10 @@ def test_diff_json_validates_against_the_report_schema(hwlint, tmp_path):
     schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
     assert [e.message for e in Draft202012Validator(schema).iter_errors(doc)] == []
     assert doc["manifests"][0]["changes"]["resolved"]
+    # the entry of NEW is check's: its passing rules say why in words
+    checked = json.loads(hwlint("check", fixed, "--format", "json").out)["manifests"][0]
+    evidence = {r["rule_id"]: r["evidence"] for r in doc["manifests"][0]["results"] if r["evidence"]}
+    assert evidence and evidence == {r["rule_id"]: r["evidence"] for r in checked["results"] if r["evidence"]}
 
 
 # --- what the reviewers changed: settings are not fixes ----------------------------------
