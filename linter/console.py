@@ -214,14 +214,7 @@ class Destination:
         if self.clean is not None:
             piece = self.clean(piece)
         if not self.output:
-            if self.before is not None:
-                self.before()
-            if self.colour:
-                from linter.report.text import paint
-
-                echo(paint(piece), nl=False, color=True)
-            else:  # a machine format holds no escape sequence to strip: JSON escapes those
-                echo(piece, nl=False, color=self.clean is None)
+            self._to_stdout(piece)
             return
         try:
             if self.handle is None:
@@ -242,22 +235,44 @@ class Destination:
             except OSError as exc:
                 self._fail(exc)
             return
+        self._to_stdout(piece)
+
+    def _to_stdout(self, piece: str | bytes) -> None:
+        """A piece to standard output. One that cannot take it ends the command (exit 2) in
+        words; a reader that went away (a closed pipe) is left to the caller, as ever."""
         if self.before is not None:
             self.before()
-        stream = sys.stdout
-        if stream is None:
-            return
-        buffer = getattr(stream, "buffer", None)
-        if buffer is not None and utf8(stream):
-            stream.flush()
-            buffer.write(piece)
-            buffer.flush()
-            return
-        if self.decoder is None:
-            import codecs
+        try:
+            if type(piece) is str:
+                if self.colour:
+                    from linter.report.text import paint
 
-            self.decoder = codecs.getincrementaldecoder("utf-8")()
-        echo(self.decoder.decode(piece), nl=False, color=True)
+                    echo(paint(piece), nl=False, color=True)
+                else:  # a machine format holds no escape sequence to strip: JSON escapes those
+                    echo(piece, nl=False, color=self.clean is None)
+                return
+            stream = sys.stdout
+            buffer = getattr(stream, "buffer", None)
+            if buffer is not None and utf8(stream):
+                stream.flush()
+                buffer.write(piece)
+                buffer.flush()
+                return
+            if self.decoder is None:
+                import codecs
+
+                self.decoder = codecs.getincrementaldecoder("utf-8")()
+            echo(self.decoder.decode(piece), nl=False, color=True)
+        except OSError as exc:
+            import errno
+
+            if exc.errno == errno.EPIPE:
+                raise
+            self.failed = True
+            _drop_stdout()
+            _error(f"hwlint: cannot write the report to standard output: {exc.strerror or exc}; "
+                   "send it to a file with --output or FORMAT:PATH")
+            raise Exit(2) from None
 
     def _open(self) -> Any:
         import os
@@ -290,6 +305,17 @@ class Destination:
         _error(f"hwlint: cannot write {self.output}: {exc.strerror or exc}; give a file in a folder that exists, "
                "can be written and has room")
         raise Exit(2) from None
+
+
+def _drop_stdout() -> None:
+    """Standard output failed: what it still holds is dropped, so that Python's flush at exit
+    does not fail again and print an exception of its own."""
+    import os
+
+    try:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives until exit
+    except OSError:
+        pass
 
 
 def use_colour(choice: str, stream: Any) -> bool:

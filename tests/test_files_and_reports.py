@@ -297,3 +297,20 @@ def test_standard_input_has_the_file_size_limit(hwlint, monkeypatch, tmp_path):
     big.write_bytes(b"a" * (MAX_BYTES + 1))
     on_disk = hwlint("check", big)
     assert on_disk.code == 2 and f"manifests are limited to {MAX_BYTES:,} bytes" in on_disk.out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_a_standard_output_that_cannot_be_written_ends_in_words(fmt):
+    """A full disk behind standard output (/dev/full) is the user's to fix: one line that
+    says so and what to do, exit 2; no internal error, no exception printed at exit. Twice
+    the examples make the JSON report spill to its temporary file and come back as bytes."""
+    files = [str(p) for p in sorted(EXAMPLES.glob("*.hw.yaml"))] * 2
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "linter.cli", "check", "--format", fmt, *files], cwd=ROOT,
+                              env={**os.environ, "HWLINT_TODAY": TODAY}, stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "hwlint: cannot write the report to standard output: No space left on device; "
+        "send it to a file with --output or FORMAT:PATH"], proc.stderr
