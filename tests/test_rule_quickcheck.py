@@ -48,6 +48,9 @@ SCHEMA_ERRORS = {
                          ['6:5: rules[0].waivable must be true or false, not the text "no"']),
     "pattern": ([("id: OPS901", "id: ops901")],
                 ['2:5: rules[0].id is the text "ops901", which does not match the expected form ^[A-Z]{2,5}[0-9]{3}$']),
+    "pattern, a final line break": ([("id: OPS901", 'id: "OPS901\\n"')],
+                                   ['2:5: rules[0].id is the text "OPS901\\x0a", which does not match the expected form '
+                                    '^[A-Z]{2,5}[0-9]{3}$']),
     "minLength": ([('fix: "name a goal"', 'fix: ""')], ["8:5: rules[0].fix has 0 characters; it must have at least 1"]),
     "maxLength": ([("title: The plan names a goal", "title: " + "x" * 121)],
                   ["3:5: rules[0].title has 121 characters; it must have at most 120"]),
@@ -173,7 +176,8 @@ def test_every_built_in_rule_file_takes_the_quick_path_to_pydantics_records(path
 
 
 def test_an_id_with_a_final_newline_goes_the_slow_way():
-    """Python's `re` lets "OPS901\\n" match ...$ (jsonschema), pydantic's engine does not."""
+    """Python's `re` lets "OPS901\\n" match ...$, pydantic's engine does not: the quick path
+    leaves it to the slow one, whose jsonschema reads `$` as pydantic does and refuses it."""
     from linter.engine.rules import quick_specs
 
     data = loaded(BUILT_IN[0])

@@ -110,9 +110,19 @@ def rule_schema() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _rule_validator() -> Any:
-    from jsonschema import Draft202012Validator
+    """jsonschema's validator for rule files, with `pattern` read as pydantic reads it (and
+    JSON Schema's ECMA-262 regexes do): `$` at the very end only, so "OPS901\\n" is refused
+    here, with the file and line, and never reaches pydantic."""
+    import re
 
-    return Draft202012Validator(json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8")))
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    def pattern(validator: Any, expected: str, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string") and re.search(_at_the_end(expected), instance) is None:
+            yield ValidationError(f"{instance!r} does not match {expected!r}")
+
+    strict = validators.extend(Draft202012Validator, {"pattern": pattern})
+    return strict(json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8")))
 
 
 def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True,
@@ -252,11 +262,18 @@ def _as_pydantic_matches(node: Any) -> Any:
         return node
     out = {key: _as_pydantic_matches(value) for key, value in node.items()}
     pattern = node.get("pattern")
-    if isinstance(pattern, str) and pattern.endswith("$"):
+    if isinstance(pattern, str):
+        out["pattern"] = _at_the_end(pattern)
+    return out
+
+
+def _at_the_end(pattern: str) -> str:
+    """`pattern` for Python's `re` with a final `$` that matches at the very end only (`\\Z`)."""
+    if pattern.endswith("$"):
         body = pattern[:-1]
         if (len(body) - len(body.rstrip("\\"))) % 2 == 0:  # the `$` is not escaped
-            out["pattern"] = body + "\\Z"
-    return out
+            return body + "\\Z"
+    return pattern
 
 
 def _unsure(value: Any) -> Any:
