@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from linter.record import field, record
 from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
@@ -49,7 +49,7 @@ def layer_rank(layer: str) -> tuple[int, int, str]:
     return (1, 0, layer)
 
 
-@dataclass
+@record
 class Result:
     rule_id: str
     title: str

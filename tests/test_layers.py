@@ -21,7 +21,7 @@ STAGES = {
     "sizing": 5,  # goal to configuration: may use physics and the engine, never report or cli
     "top": 6,  # cli, commands, console, schema (the generator reads models of two stages)
 }
-VOCABULARY = {"linter", "linter.results", "linter.paths", "linter.numbers"}
+VOCABULARY = {"linter", "linter.results", "linter.paths", "linter.numbers", "linter.record"}
 
 
 def stage(module: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-from dataclasses import dataclass, field, replace
+from linter.record import field, record, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -81,7 +81,7 @@ def key(result: Result) -> tuple[str, str]:
     return result.rule_id, result.path
 
 
-@dataclass
+@record
 class Delta:
     key: str
     label: str
@@ -111,7 +111,7 @@ class Delta:
         return round(self.new - self.old, 6)
 
 
-@dataclass
+@record
 class Changes:
     """The difference between a base review and the new review of one manifest."""
 
@@ -130,7 +130,7 @@ class Changes:
     not_fixed: list[tuple[Result, str, str]] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Setting:
     """One change of how the manifest is judged, in words, and the rules whose result it moved."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
-from dataclasses import dataclass, field, replace
+from linter.record import field, record, replace
 from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
@@ -29,7 +29,7 @@ from linter.manifest.validate import certainly_valid, validate
 from linter.engine.waivers import apply_waivers
 
 
-@dataclass
+@record
 class Review:
     file: str
     name: str = ""

@@ -10,7 +10,7 @@ that names the rule file and line; a rule is never silently dropped.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,7 +52,7 @@ class RuleLoadError(Exception):
         self.problems = problems
 
 
-@dataclass
+@record
 class Rule:
     spec: Spec
     file: str
@@ -76,7 +76,7 @@ class Rule:
         return self.spec.tiers == "all" or tier in self.spec.tiers
 
 
-@dataclass
+@record
 class RulePack:
     rules: list[Rule]
     references: dict[str, dict[str, Any]]

@@ -13,7 +13,7 @@ replaces it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,7 +41,7 @@ class CatalogError(Exception):
         self.problems = problems
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CatalogRef:
     kind: str
     name: str
@@ -52,7 +52,7 @@ class CatalogRef:
     origin: str = ""  # the catalog folder the entry came from
 
 
-@dataclass
+@record
 class Catalog:
     gpus: dict[str, dict] = field(default_factory=dict)
     nics: dict[str, dict] = field(default_factory=dict)
@@ -157,7 +157,7 @@ def _check(path: Path, doc: Document, content: Any) -> list[str]:
     return out
 
 
-@dataclass
+@record
 class Resolved:
     """The manifest's data with catalog values filled in."""
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -56,7 +56,7 @@ class ConfigError(Exception):
     """The config file cannot be used; the message names the file, line and key."""
 
 
-@dataclass
+@record
 class Config:
     path: str | None = None  # None: no config in effect
     policy: dict[str, float] = field(default_factory=dict)
@@ -342,7 +342,7 @@ def required_roles(config: Config, manifest_roles: list[str] | None, defaults: t
     return base + [r for r in manifest_roles or [] if r not in base]
 
 
-@dataclass
+@record
 class Selection:
     """Which rules run, and for each rule left out, how it was left out (every report says so)."""
 

@@ -21,7 +21,7 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -71,7 +71,7 @@ class InputError(Exception):
         self.code = code
 
 
-@dataclass
+@record
 class Document:
     path: str
     data: Any

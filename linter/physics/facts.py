@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from linter.record import record
 from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
@@ -24,7 +24,7 @@ GB = 1e9
 TB = 1e12
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unknown:
     needs: tuple[str, ...]
 

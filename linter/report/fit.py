@@ -14,7 +14,7 @@ note saying how many manifests it covers. Every length is measured on the finish
 
 from __future__ import annotations
 
-from dataclasses import replace
+from linter.record import replace
 from typing import Callable
 
 from linter.results import Result
