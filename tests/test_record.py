@@ -11,22 +11,24 @@ import pytest
 from linter import record as rec
 
 
-def both(frozen: bool = False):
-    """The same class body as a dataclass and as a record."""
-    def make(decorate, field):
-        class Part:
-            name: str
-            count: int = 1
-            tags: list = field(default_factory=list)
-            label: str = field(init=False)
+def part(decorate, field, frozen: bool, name: str = "Part") -> type:
+    """One class body, made by `decorate` (dataclasses.dataclass or record.record)."""
+    class Part:
+        name: str
+        count: int = 1
+        tags: list = field(default_factory=list)
+        label: str = field(init=False)
 
-            def __post_init__(self) -> None:
-                object.__setattr__(self, "label", f"{self.count}x {self.name}")
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "label", f"{self.count}x {self.name}")
 
-        Part.__qualname__ = "Part"
-        return decorate(frozen=frozen)(Part)
+    Part.__qualname__ = Part.__name__ = name
+    return decorate(frozen=frozen)(Part)
 
-    return make(dataclasses.dataclass, dataclasses.field), make(rec.record, rec.field)
+
+def both(frozen: bool = False) -> tuple[type, type]:
+    """The same class as a dataclass and as a record."""
+    return part(dataclasses.dataclass, dataclasses.field, frozen), part(rec.record, rec.field, frozen)
 
 
 @pytest.mark.parametrize("frozen", [False, True])
@@ -83,23 +85,5 @@ def test_a_field_without_a_default_after_one_with_a_default_is_refused():
             b: int
 
 
-@rec.record
-class Kept:
-    name: str
-    count: int = 1
-    tags: list = rec.field(default_factory=list)
-    label: str = rec.field(init=False)
-
-    def __post_init__(self) -> None:
-        self.label = f"{self.count}x {self.name}"
-
-
-@rec.record(frozen=True)
-class KeptFrozen:
-    name: str
-    count: int = 1
-    tags: list = rec.field(default_factory=list)
-    label: str = rec.field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "label", f"{self.count}x {self.name}")
+# module-level, so that pickle finds them by name
+Kept, KeptFrozen = part(rec.record, rec.field, False, "Kept"), part(rec.record, rec.field, True, "KeptFrozen")
