@@ -50,7 +50,7 @@ SCHEMA_ERRORS = {
                 ['2:5: rules[0].id is the text "ops901", which does not match the expected form ^[A-Z]{2,5}[0-9]{3}$']),
     "pattern, a final line break": ([("id: OPS901", 'id: "OPS901\\n"')],
                                    ['2:5: rules[0].id is the text "OPS901\\x0a", which does not match the expected form '
-                                    '^[A-Z]{2,5}[0-9]{3}$']),
+                                    '^[A-Z]{2,5}[0-9]{3}$; it ends in a line break: remove it (a | or > block keeps one)']),
     "minLength": ([('fix: "name a goal"', 'fix: ""')], ["8:5: rules[0].fix has 0 characters; it must have at least 1"]),
     "maxLength": ([("title: The plan names a goal", "title: " + "x" * 121)],
                   ["3:5: rules[0].title has 121 characters; it must have at most 120"]),

@@ -110,19 +110,11 @@ def rule_schema() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _rule_validator() -> Any:
-    """jsonschema's validator for rule files, with `pattern` read as pydantic reads it (and
-    JSON Schema's ECMA-262 regexes do): `$` at the very end only, so "OPS901\\n" is refused
-    here, with the file and line, and never reaches pydantic."""
-    import re
+    """jsonschema's validator for rule files, `pattern` read as pydantic reads it, so
+    "OPS901\\n" is refused here, with the file and line, and never reaches pydantic."""
+    from linter.manifest.validate import strict_validator
 
-    from jsonschema import Draft202012Validator, ValidationError, validators
-
-    def pattern(validator: Any, expected: str, instance: Any, schema: Any) -> Any:
-        if validator.is_type(instance, "string") and re.search(_at_the_end(expected), instance) is None:
-            yield ValidationError(f"{instance!r} does not match {expected!r}")
-
-    strict = validators.extend(Draft202012Validator, {"pattern": pattern})
-    return strict(json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8")))
+    return strict_validator(json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8")))
 
 
 def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True,
@@ -248,32 +240,7 @@ def _quick_rule_check() -> tuple[Any, Any]:
     from linter.manifest.quickcheck import compile_schema
 
     schema = json.loads((data_dir("schemas") / "rule.schema.json").read_text(encoding="utf-8"))
-    return compile_schema(_as_pydantic_matches(schema)), _reader(schema["properties"]["rules"], schema["$defs"], ())
-
-
-def _as_pydantic_matches(node: Any) -> Any:
-    """`node` with each `pattern` that ends in `$` ending in `\\Z` instead: pydantic's regex
-    engine matches `$` at the very end only, Python's `re` also before a final newline, so
-    "OPS901\\n" passes jsonschema but not pydantic. Stricter than either, as the quick check
-    may be."""
-    if isinstance(node, list):
-        return [_as_pydantic_matches(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: _as_pydantic_matches(value) for key, value in node.items()}
-    pattern = node.get("pattern")
-    if isinstance(pattern, str):
-        out["pattern"] = _at_the_end(pattern)
-    return out
-
-
-def _at_the_end(pattern: str) -> str:
-    """`pattern` for Python's `re` with a final `$` that matches at the very end only (`\\Z`)."""
-    if pattern.endswith("$"):
-        body = pattern[:-1]
-        if (len(body) - len(body.rstrip("\\"))) % 2 == 0:  # the `$` is not escaped
-            return body + "\\Z"
-    return pattern
+    return compile_schema(schema), _reader(schema["properties"]["rules"], schema["$defs"], ())
 
 
 def _unsure(value: Any) -> Any:

@@ -41,6 +41,29 @@ _KINDS = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int
           "boolean": (bool,), "null": (type(None),)}
 
 
+def pattern_re(pattern: str) -> re.Pattern[str]:
+    """A schema's `pattern` as JSON Schema (ECMA-262) and pydantic read it: each `$` outside
+    a character class matches at the very end only (`\\Z`). Python's `re`, which jsonschema
+    uses as it is, also lets `$` match before a final line break, so "USD\\n" (a block
+    scalar's text) would pass `^[A-Z]{3}$`."""
+    out: list[str] = []
+    escaped, opened = False, -1  # opened: where the character class being read starts in `out`
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif opened >= 0:  # a `]` first in the class (after `[` or `[^`) is one of its characters
+            if char == "]" and "".join(out[opened:]) not in ("[", "[^"):
+                opened = -1
+        elif char == "[":
+            opened = len(out)
+        elif char == "$":
+            char = "\\Z"
+        out.append(char)
+    return re.compile("".join(out))
+
+
 def _never(value: Any) -> bool:
     return False
 
@@ -162,7 +185,7 @@ def _scalar(node: dict, allowed: frozenset, build: Any, ref: Any, nullable: bool
     numbers = _bounds(node, "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
     lengths = _bounds(node, "minLength", "maxLength")
     length = (lambda v: lengths(len(v))) if lengths is not None else None
-    pattern = re.compile(node["pattern"]) if "pattern" in node else None
+    pattern = pattern_re(node["pattern"]) if "pattern" in node else None
     enum = _enum(node, build, ref) if "enum" in node else None
     if numbers is None and length is None and pattern is None:
         if enum is None:
@@ -367,7 +390,7 @@ def _limit(key: str, holds: Callable[[Any, Any], bool], kinds: tuple[type, ...])
 
 
 def _pattern(node: dict, build: Any, ref: Any) -> Check:
-    pattern = re.compile(node["pattern"])
+    pattern = pattern_re(node["pattern"])
     return lambda value: type(value) is not str or pattern.search(value) is not None
 
 

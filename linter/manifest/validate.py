@@ -29,10 +29,22 @@ _TYPE_WORDS = {
 
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    from jsonschema import Draft202012Validator
-
     schema = manifest_schema_json()
-    return Draft202012Validator(inline_refs(schema, schema.get("$defs", {})))
+    return strict_validator(inline_refs(schema, schema.get("$defs", {})))
+
+
+def strict_validator(schema: dict[str, Any]) -> Any:
+    """jsonschema's validator of `schema`, with `pattern` read as JSON Schema and pydantic
+    read it (quickcheck.pattern_re: `$` at the very end only), as the quick check does."""
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    from linter.manifest.quickcheck import pattern_re
+
+    def pattern(validator: Any, expected: str, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string") and pattern_re(expected).search(instance) is None:
+            yield ValidationError(f"{instance!r} does not match {expected!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})(schema)
 
 
 def inline_refs(node: Any, defs: dict[str, Any]) -> Any:
@@ -274,6 +286,9 @@ def _explain(error: Any) -> list[tuple[tuple, str]]:
         relation = "at least" if kind.startswith("min") else "at most"
         return [(path, f"{where} has {len(value):,} {unit}; it must have {relation} {error.validator_value:,}")]
     if kind == "pattern":
-        return [(path, f"{where} is {describe(value)}, which does not match the expected form {error.validator_value}")]
+        # a `|` or `>` block keeps its final line break, which the message would show as a space
+        why = "; it ends in a line break: remove it (a | or > block keeps one)" \
+            if isinstance(value, str) and value.endswith("\n") else ""
+        return [(path, f"{where} is {describe(value)}, which does not match the expected form {error.validator_value}{why}")]
     message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
     return [(path, f"{where}: {message}")]
