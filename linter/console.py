@@ -224,8 +224,9 @@ class Destination:
             self._fail(exc)
 
     def _write_encoded(self, piece: bytes) -> None:
-        """A machine format's text, already UTF-8 (from a temporary file: a piece may end
-        inside a character), as it is: it holds no escape sequence, JSON escapes those."""
+        """A machine format's text, already UTF-8 (a spooled entry, or a piece of the spool's
+        temporary file, which may end inside a character), as it is: it holds no escape
+        sequence, JSON escapes those."""
         if self.output:
             try:
                 if self.handle is None:

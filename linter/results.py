@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from linter.record import field, record
 from functools import lru_cache
+
+from linter.record import field, record
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-from linter.record import field, record, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from linter.physics.facts import Unknown
 from linter.manifest.loader import Document, InputError, load_bytes
 from linter.numbers import num
+from linter.record import field, record, replace
 from linter.results import Result
 from linter.engine.review import Review, not_loaded, review_document
 

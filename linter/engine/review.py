@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
-from linter.record import field, record, replace
 from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
@@ -22,6 +21,7 @@ from linter.manifest.config import Config, relaxes
 from linter.numbers import num
 from linter.physics.facts import Unknown, derive
 from linter.manifest.loader import Document, InputError, load_file
+from linter.record import field, record, replace
 from linter.results import Result, dotted, file_finding, one_line, undotted
 from linter.engine.rules import Rule, RulePack, renders_as_itself
 from linter.manifest.dump import dump

@@ -10,7 +10,6 @@ that names the rule file and line; a rule is never silently dropped.
 from __future__ import annotations
 
 import json
-from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from linter.engine.packcache import DATA_FILES, MAX_RULE_BYTES, pack_files, rule
 from linter.manifest.loader import Document, InputError
 from linter.manifest.prebuilt import load_file
 from linter.paths import data_dir
+from linter.record import field, record
 from linter.results import RESERVED_LAYERS, RULE_ID, dotted, layer_of
 from linter.manifest.validate import explain_errors, suggest
 

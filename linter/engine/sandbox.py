@@ -654,7 +654,7 @@ class Writer:
         self.size = 0
 
     def write(self, *parts: Any) -> None:
-        # each part is bounded (MAX_TEXT) before it gets here, so one join per call suffices
+        # one join per call: the parts already exist, so the text built before the check is their sum
         text = "".join([part if type(part) is str else output(part) for part in parts])
         self.size += len(text)
         if self.size > MAX_TEXT:

@@ -13,7 +13,6 @@ replaces it.
 
 from __future__ import annotations
 
-from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
 from linter.manifest.loader import Document, plain_copy
 from linter.numbers import num
 from linter.paths import data_dir
+from linter.record import field, record
 from linter.results import Result, dotted, file_finding, undotted
 from linter.manifest.validate import suggest
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import os
 import re
-from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from linter.manifest.validate import suggest
+from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
 TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "fail_on", "catalog", "docs_url", "signoff")

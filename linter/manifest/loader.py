@@ -21,9 +21,10 @@ import math
 import os
 import re
 import stat
-from linter.record import field, record
 from functools import lru_cache
 from pathlib import Path
+
+from linter.record import field, record
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from linter.record import record
 from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
 
 from linter.physics import formulas as physics
 from linter.numbers import num
+from linter.record import record
 from linter.results import undotted
 
 GB = 1e9

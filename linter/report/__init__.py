@@ -55,8 +55,8 @@ def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, chan
 
 
 def joined(pieces: list[str | bytes]) -> str:
-    """The text of a report handed on in pieces: text, or (a machine format's, from a
-    temporary file) UTF-8 bytes, which may end inside a character."""
+    """The text of a report handed on in pieces: text, or a machine format's UTF-8 bytes
+    (a piece of its spool's temporary file may end inside a character)."""
     if all(type(piece) is str for piece in pieces):
         return "".join(pieces)
     return b"".join(piece if type(piece) is bytes else piece.encode() for piece in pieces).decode()

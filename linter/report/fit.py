@@ -14,9 +14,9 @@ note saying how many manifests it covers. Every length is measured on the finish
 
 from __future__ import annotations
 
-from linter.record import replace
 from typing import Callable
 
+from linter.record import replace
 from linter.results import Result
 from linter.engine.review import Review
 

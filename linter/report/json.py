@@ -242,7 +242,7 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
-def _put(value: Any, level: int, parts: list[str]) -> None:
+def _put(value: Any, level: int, parts: list[str | Piece]) -> None:
     kind = type(value)
     if kind is dict or kind is list:
         if not value:
