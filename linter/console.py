@@ -15,7 +15,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from typing import Any, NoReturn, Sequence
 
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # the sequences click.echo strips
 
@@ -122,13 +122,16 @@ def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = ()) -> Any:
     try:
         return load_pack(list(extra), catalogs=list(catalogs))
     except RuleLoadError as exc:
-        for problem in exc.problems:
-            _error(f"hwlint: rule error: {problem}")
-        raise Exit(2) from None
+        _refuse("rule", exc.problems)
     except CatalogError as exc:
-        for problem in exc.problems:
-            _error(f"hwlint: catalog error: {problem}")
-        raise Exit(2) from None
+        _refuse("catalog", exc.problems)
+
+
+def _refuse(kind: str, problems: list[str]) -> NoReturn:
+    """Each problem of a rule pack or catalog that cannot be used, then exit 2."""
+    for problem in problems:
+        _error(f"hwlint: {kind} error: {problem}")
+    raise Exit(2) from None
 
 
 def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str]) -> Any:
@@ -153,9 +156,7 @@ def _load_catalog(catalogs: Sequence[str]) -> Any:
     try:
         return load_catalog(tuple(str(c) for c in catalogs))
     except CatalogError as exc:
-        for problem in exc.problems:
-            _error(f"hwlint: catalog error: {problem}")
-        raise Exit(2) from None
+        _refuse("catalog", exc.problems)
 
 
 MACHINE_FORMATS = ("json", "sarif")  # JSON escapes every control character itself

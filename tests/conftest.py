@@ -14,6 +14,20 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 # Reviews mention dates (waiver expiry, spec age): pin "today" so outputs are reproducible.
 TODAY = "2026-11-30"
+
+# A team's rule file of one valid rule, as the rule-folder tests write it.
+TEAM_RULE = """\
+rules:
+  - id: OPS901
+    title: The plan names a goal
+    severity: info
+    tiers: all
+    require: "manifest.plan.goal in ['pretrain', 'finetune']"
+    message: "goal is {{ manifest.plan.goal }}"
+    fix: "name a goal"
+    cite: [seed-hardware-layers]
+    at: plan.goal
+"""
 os.environ["HWLINT_TODAY"] = TODAY
 
 

@@ -239,17 +239,24 @@ def test_a_damaged_file_gets_findings_or_a_clean_error(tmp_path_factory, raw):
 
 
 
+def copies(folder: Path, count: int, broken_at: int) -> list[Path]:
+    """`count` copies of the SOURCES in turn, and one file that is not YAML at `broken_at`."""
+    paths = []
+    for i in range(count):
+        source = SOURCES[i % len(SOURCES)]
+        paths.append(folder / f"{i:03d}-{source.name}")
+        paths[-1].write_bytes(source.read_bytes())
+    broken = folder / f"{broken_at:03d}-broken.yaml"
+    broken.write_text("plan: [\n")
+    paths.insert(broken_at, broken)
+    return paths
+
+
 def test_many_files_give_the_same_report_in_workers_as_in_one_process(tmp_path, monkeypatch):
     """Enough files to be split over worker processes: same bytes, same exit code."""
     from linter.engine.bulk import MIN_PARALLEL
 
-    paths = []
-    for i in range(MIN_PARALLEL + 6):
-        source = SOURCES[i % len(SOURCES)]
-        paths.append(tmp_path / f"{i:03d}-{source.name}")
-        paths[-1].write_bytes(source.read_bytes())
-    (tmp_path / "010-broken.yaml").write_text("plan: [\n")
-    paths.insert(10, tmp_path / "010-broken.yaml")
+    paths = copies(tmp_path, MIN_PARALLEL + 6, broken_at=10)
     monkeypatch.setenv("HWLINT_JOBS", "1")
     alone = run("check", "--format", "json", *paths)
     monkeypatch.setenv("HWLINT_JOBS", "2")
@@ -265,13 +272,7 @@ def test_a_worker_trial_kept_or_stopped_mid_run_gives_the_same_report(tmp_path, 
     The outcome of the timing is forced here, so the test does not depend on the machine."""
     from linter.engine import bulk
 
-    paths = []
-    for i in range(bulk.PROBE + bulk.TRIAL_SIZE * 2 * bulk.TRIAL_CHUNKS + 40):
-        source = SOURCES[i % len(SOURCES)]
-        paths.append(tmp_path / f"{i:03d}-{source.name}")
-        paths[-1].write_bytes(source.read_bytes())
-    (tmp_path / "030-broken.yaml").write_text("plan: [\n")
-    paths.insert(30, tmp_path / "030-broken.yaml")
+    paths = copies(tmp_path, bulk.PROBE + bulk.TRIAL_SIZE * 2 * bulk.TRIAL_CHUNKS + 40, broken_at=30)
     monkeypatch.setenv("HWLINT_JOBS", "1")
     alone = run("check", "--format", "json", *paths)
     monkeypatch.delenv("HWLINT_JOBS")

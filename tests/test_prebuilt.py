@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, hwlint_process
+from conftest import EXAMPLES, ROOT, TEAM_RULE, hwlint_process
 
 FILES = [(folder, path) for folder in ("rules", "catalog") for path in sorted((ROOT / folder).glob("*.yaml"))]
 
@@ -81,20 +81,6 @@ def test_an_edited_built_in_catalog_file_is_read_from_its_yaml(tmp_path):
     systems.write_text(systems.read_text().replace("name: DGX-H100\n", "name: DGX-H100-renamed\n"))
     second = hwlint_process("check", manifest, cwd=tmp_path, env=env)
     assert second.code != 0 and "DGX-H100" in second.out, second.out + second.err
-
-
-TEAM_RULE = """\
-rules:
-  - id: OPS901
-    title: The plan names a goal
-    severity: info
-    tiers: all
-    require: "manifest.plan.goal in ['pretrain', 'finetune']"
-    message: "goal is {{ manifest.plan.goal }}"
-    fix: "name a goal"
-    cite: [seed-hardware-layers]
-    at: plan.goal
-"""
 
 
 def test_a_team_folders_loaded_json_is_not_read(hwlint, tmp_path, monkeypatch):

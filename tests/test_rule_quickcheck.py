@@ -11,19 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ROOT, TEAM_RULE
 
-GOOD = """\
-rules:
-  - id: OPS901
-    title: The plan names a goal
-    severity: info
-    tiers: all
-    require: "manifest.plan.goal in ['pretrain', 'finetune']"
-    message: "goal is {{ manifest.plan.goal }}"
-    fix: "name a goal"
-    cite: [seed-hardware-layers]
-    at: plan.goal
+GOOD = TEAM_RULE + """\
     tests:
       - name: a goal
         base: base.hw.yaml

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import operator
 import re
+from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ _KINDS = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int
           "boolean": (bool,), "null": (type(None),)}
 
 
+@lru_cache(maxsize=64)  # the slow path asks again for each value it checks
 def pattern_re(pattern: str) -> re.Pattern[str]:
     """A schema's `pattern` as JSON Schema (ECMA-262) and pydantic read it: each `$` outside
     a character class matches at the very end only (`\\Z`). Python's `re`, which jsonschema

@@ -812,6 +812,7 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
     open_batch = tuple(path for path, v in (("plan.global_batch_size", batch), (wanted["seq"], shape["seq"]))
                        if v is _MISSING or v is None)
     blocked: list[str] = []
+    known_link, known_fabric = _known(wide_link), _known(wide_fabric)
 
     def meets(n: int) -> bool:
         ranks = n // group
@@ -822,7 +823,7 @@ def _training(data: dict, primary: int | None, facts: dict[str, Any], policy: di
             if lacking:
                 blocked.extend(lacking)
                 return False
-        return run(ranks * group, ranks, _known(wide_link), _known(wide_fabric))["total"] <= limit
+        return run(ranks * group, ranks, known_link, known_fabric)["total"] <= limit
 
     step = math.lcm(gpus_per_node, group)
     ratio = gpus_total * result["total"] / limit

@@ -62,13 +62,14 @@ class Frame:
         at = text.index(marker)
         start = text.rindex("\n", 0, at) + 1
         self.indent, self.tail = text[start:at], text[at + len(marker):]
+        self.first, self.next = self.indent.encode(), (",\n" + self.indent).encode()  # what goes before an item
         self.level = len(self.indent) // 2
         self.head = text[:start]
         self.empty = text[:text.rindex("[", 0, at)] + "[]" + self.tail[self.tail.index("]") + 1:]
 
     def item(self, value: Any, first: bool) -> bytes:
         """One item's text, with the separator that goes before it, UTF-8 encoded."""
-        return ("" if first else ",\n").encode() + self.indent.encode() + encode_utf8(value, self.level)
+        return (self.first if first else self.next) + encode_utf8(value, self.level)
 
     def around(self, spool: Any, count: int, write: Callable[[str | bytes], None]) -> None:
         """The whole document: head, the `count` items waiting in `spool`, tail."""
@@ -386,9 +387,10 @@ class Results:
         parts.append(_newline(level) + "]")
 
 
-def manifest(review: Review, pack: RulePack, changes: Changes | None, made: dict[Any, Any]) -> dict[str, Any]:
-    """One manifest's entry. `made`: the results' text that is the same in every manifest,
-    kept for the run (Results)."""
+def manifest(review: Review, pack: RulePack, changes: Changes | None, made: dict[Any, Any],
+             counts: dict[str, int]) -> dict[str, Any]:
+    """One manifest's entry; `counts`: review.counts(). `made`: the results' text that is the
+    same in every manifest, kept for the run (Results)."""
     out = {
         "file": review.file,
         "name": review.name,
@@ -398,7 +400,7 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None, made: dict
         "tier_inferred": review.tier_inferred or None,
         "unreadable": review.unreadable,
         "rule_errors": list(review.rule_errors),
-        "counts": review.counts(),
+        "counts": counts,
         "budget": budget_figures(review),
         "money": money(review),
         "catalog_overrides": list(review.catalog_overrides),
@@ -451,7 +453,7 @@ class Stream:
         counts = review.counts()
         for status in STATUSES:
             self.totals[status] += counts[status]
-        entry = manifest(review, self.pack, self.by_file.get(review.file), self.made)
+        entry = manifest(review, self.pack, self.by_file.get(review.file), self.made, counts)
         self.spool.write(self.frame.item(entry, not self.count))
         self.count += 1
 
