@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import EXAMPLES
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 from linter.engine.review import review_file
 from linter.engine.rules import load_pack
 

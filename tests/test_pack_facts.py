@@ -6,7 +6,7 @@ import pytest
 
 from conftest import EXAMPLES
 from linter.physics import formulas as physics
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 from linter.engine.review import review_file
 from linter.engine.rules import load_pack
 

@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 from linter.manifest.loader import Document, InputError, load_bytes
 from linter.numbers import num
 from linter.record import field, record, replace

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 from linter.manifest.catalog import CatalogRef, load_catalog, resolve
 from linter.manifest.config import Config, relaxes
 from linter.numbers import num
-from linter.physics.facts import Unknown, derive
+from linter.physics.facts import derive
+from linter.physics.values import Unknown
 from linter.manifest.loader import Document, InputError, load_file
 from linter.record import field, record, replace
 from linter.results import Result, dotted, file_finding, one_line, undotted

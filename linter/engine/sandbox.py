@@ -47,7 +47,7 @@ TYPE_CHECKING = False  # typing only for readers and type checkers: a check does
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterator
 
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 from linter.numbers import num
 
 MAX_SEQUENCE = 10_000  # items a `*` may repeat a text or list to

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 from linter.numbers import num
 from linter.engine.review import Review
 

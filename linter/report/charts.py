@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linter.numbers import num
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 from linter.engine.review import Review
 from linter.report.budget import rack_load
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from linter import __version__
 from linter.engine.changes import Changes, budget_figures
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 from linter.report import joined
 from linter.report.changes import as_json
 from linter.engine.review import Review

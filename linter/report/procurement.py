@@ -12,7 +12,7 @@ from typing import Any
 
 from linter.engine.review import Review
 from linter.numbers import num
-from linter.physics.facts import Unknown
+from linter.physics.values import Unknown
 
 ORDER_SOURCE = "seed-hardware-layers"  # the article that fixes the decision order
 CARD_SOURCE = "seed-gear-check"

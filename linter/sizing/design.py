@@ -14,7 +14,8 @@ from typing import Any
 from linter.manifest.catalog import load_catalog, resolve
 from linter.manifest.loader import Document
 from linter.physics import formulas as physics
-from linter.physics.facts import Unknown, derive
+from linter.physics.facts import derive
+from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 from linter.sizing.search import Row, chosen_nics, has_compute_nics, node_shape, plan_data
 

@@ -21,7 +21,8 @@ from linter.engine.rules import RulePack
 from linter.manifest.catalog import _spec, load_catalog
 from linter.manifest.loader import plain_copy
 from linter.physics import formulas as physics
-from linter.physics.facts import Unknown, layout_facts
+from linter.physics.facts import layout_facts
+from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 
 RECOMPUTE = ("none", "selective", "full")

@@ -1,0 +1,193 @@
+"""Power and cooling: each node's and switch's maximum draw, every rack's load against its
+budget, circuits and cooling, and the facility's IT load against its capacity and UPS.
+
+Fact `power` (PWR001-PWR010, and BUY001 for the electricity bill).
+"""
+
+from __future__ import annotations
+
+import math
+
+TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
+if TYPE_CHECKING:
+    from typing import Any
+
+from linter.numbers import num
+from linter.physics import formulas as physics
+from linter.physics.values import MISSING, Unknown, apply, difference, fact, get, maybe_rounded, rounded
+
+
+def node_power(i: int, pool: dict, policy: dict[str, float]) -> dict[str, Any]:
+    """One node's maximum draw: the manifest's (or catalog system's) max_power_kw, else an
+    estimate from its GPUs (count x max_power_w) plus the policy's host allowance per GPU."""
+    at = f"node_pools[{i}]"
+    gpu = pool.get("gpu") or {}
+    count, watts = gpu.get("count"), gpu.get("max_power_w")
+    gpus_kw = rounded(count * watts / 1000, 3) if count and watts else None
+    gpus_basis = f"{count} x {num(watts)} W" if gpus_kw is not None else ""
+    out: dict[str, Any] = {"pool": pool["name"], "path": at, "gpus_kw": gpus_kw, "estimate": False, "basis": "",
+                           "given": "max_power_kw" in pool, "gpus_basis": gpus_basis}
+    if "max_power_kw" in pool:
+        out["kw"] = pool["max_power_kw"]
+    elif gpus_kw is not None:
+        host = policy["host_power_w_per_gpu"]
+        out.update(kw=rounded(count * (watts + host) / 1000, 3), estimate=True,
+                   basis=f"{count} x {num(watts)} W GPUs + {count} x {num(host)} W host allowance")
+    else:
+        out["kw"] = Unknown((f"{at}.max_power_kw",) + ((f"{at}.gpu.max_power_w",) if gpu else ()))
+    return out
+
+
+def _total(values: list[Any]) -> tuple[Any, float]:
+    """(the sum, or Unknown when any value is unknown; the sum of the known values)."""
+    known = sum(v for v in values if not isinstance(v, Unknown))
+    return apply(lambda *_: rounded(known, 3), *values), rounded(known, 3)
+
+
+def _feeds(data: dict, at: str, circuits: dict) -> tuple[Any, str]:
+    """Whether a rack's circuits are judged per feed (each half carries the rack alone), and why."""
+    declared = circuits.get("ab_redundant")
+    if declared is not None:
+        return declared, (f"per feed ({at}.circuits.ab_redundant: true)" if declared
+                          else f"all circuits together ({at}.circuits.ab_redundant: false)")
+    if circuits["count"] < 2:
+        return False, "as one circuit (a single circuit cannot be split over two feeds)"
+    feeds = get(data, "facility.ab_feeds")
+    if feeds is True:
+        return True, "per feed (assumed from facility.ab_feeds: true; set circuits.ab_redundant: false if not)"
+    if feeds is False:
+        return False, "all circuits together (facility.ab_feeds: false)"
+    return Unknown(("facility.ab_feeds", f"{at}.circuits.ab_redundant")), "not known (facility.ab_feeds not given)"
+
+
+def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict[str, Any]:
+    """IT power at full load (maximum draw per node, per switch, and the racks' other gear),
+    per rack and for the facility. Every limit is given with a lower-bound slack (the known
+    load against the most generous reading of the limit), so a load that cannot fit fails
+    even when parts of it are still unknown."""
+    nodes = [node_power(i, p, policy) for i, p in enumerate(pools)]
+    by_name = {n["pool"]: n for n in nodes}
+    compute = [n["kw"] if isinstance(n["kw"], Unknown) else n["kw"] * p["count"]
+               for n, p in zip(nodes, pools) if p.get("role", "compute") == "compute"]
+    others = [n["kw"] if isinstance(n["kw"], Unknown) else n["kw"] * p["count"]
+              for n, p in zip(nodes, pools) if p.get("role", "compute") != "compute"]
+    fabrics = get(data, "network.fabrics")
+    switches = [
+        s["count"] * s["max_power_w"] / 1000 if "max_power_w" in s else Unknown((f"network.fabrics[{i}].switches[{j}].max_power_w",))
+        for i, f in enumerate(fabrics if fabrics is not MISSING else []) for j, s in enumerate(f.get("switches", []))
+    ]
+    racks = get(data, "facility.racks")
+    racks = racks if racks is not MISSING else []
+    rack_other = [r.get("other_kw", 0) * r["count"] for r in racks]
+    parts, parts_known = {}, {}
+    for key, values in (("compute_kw", compute), ("other_nodes_kw", others), ("switches_kw", switches), ("rack_other_kw", rack_other)):
+        parts[key], parts_known[key] = _total(values)
+    it_kw, it_known = _total(list(parts.values()))
+    labels = {"compute_kw": "compute nodes", "other_nodes_kw": "other nodes", "switches_kw": "switches", "rack_other_kw": "other rack gear"}
+    parts_text = " + ".join(
+        f"{labels[k]} {num(v)} kW" if not isinstance(v, Unknown) else f"{labels[k]} not known ({', '.join(v.needs[:3])}{' ...' if len(v.needs) > 3 else ''})"
+        for k, v in parts.items() if isinstance(v, Unknown) or v)
+    estimates = [f"{n['pool']} {num(n['kw'])} kW per node, estimated from {n['basis']}" for n in nodes if n["estimate"]]
+    estimated_pools = {n["pool"] for n in nodes if n["estimate"]}
+    racks_out = []
+    for r, rack in enumerate(racks):
+        at = f"facility.racks[{r}]"
+        contents = [
+            by_name[c["pool"]]["kw"] * c["nodes"] if c["pool"] in by_name and not isinstance(by_name[c["pool"]]["kw"], Unknown)
+            else by_name[c["pool"]]["kw"] if c["pool"] in by_name
+            else Unknown((f"{at}.contents[{j}].pool (no such node pool)",))
+            for j, c in enumerate(rack.get("contents", []))
+        ]
+        load, load_known = _total(contents + [rack.get("other_kw", 0)])
+        circuits = rack.get("circuits")
+        row: dict[str, Any] = {
+            "name": rack["name"], "path": at, "count": rack["count"], "load_kw": load, "load_kw_known": load_known,
+            "estimate": any(c["pool"] in estimated_pools for c in rack.get("contents", [])),
+            "budget_kw": rack.get("power_budget_kw", Unknown((f"{at}.power_budget_kw",))),
+            "cooling_capacity_kw": rack.get("cooling_capacity_kw", Unknown((f"{at}.cooling_capacity_kw",))),
+            "cooling": rack.get("cooling", Unknown((f"{at}.cooling",))),
+            "circuit_rating_needed_kw": rounded(load_known * 100 / policy["circuit_continuous_pct"]),
+        }
+        if circuits is None:
+            row.update(per_feed=Unknown((f"{at}.circuits",)), feed_basis="circuits not described",
+                       circuit_limit_kw=Unknown((f"{at}.circuits",)), circuit_limit_max_kw=Unknown((f"{at}.circuits",)))
+        else:
+            pct = 100 if circuits.get("continuous_rated") else policy["circuit_continuous_pct"]
+            kva = physics.circuit_kva(circuits["voltage_v"], circuits["breaker_a"], circuits.get("phases", 1))
+            per_feed, row["feed_basis"] = _feeds(data, at, circuits)
+            row["per_feed"] = per_feed
+            row["circuit_limit_max_kw"] = rounded(physics.continuous_limit_kw(circuits["count"], kva, per_feed is True, pct))
+            row["circuit_limit_kw"] = apply(
+                lambda split: rounded(physics.continuous_limit_kw(circuits["count"], kva, split, pct)), per_feed)
+            if per_feed is True:
+                row["circuit_rating_needed_kw"] = rounded(load_known * 100 / pct)
+        for name, limit, upper in (("budget", "budget_kw", "budget_kw"), ("circuit", "circuit_limit_kw", "circuit_limit_max_kw"),
+                                   ("cooling", "cooling_capacity_kw", "cooling_capacity_kw")):
+            row[f"{name}_margin_kw"] = maybe_rounded(difference(row[limit], load))
+            if name == "circuit" and circuits is not None and isinstance(row["per_feed"], Unknown):
+                # feeds not known: the stricter per-feed reading decides when the rack fits it anyway
+                strict = maybe_rounded(difference(rounded(physics.continuous_limit_kw(circuits["count"], kva, True, pct)), load))
+                if not isinstance(strict, Unknown) and strict >= 0:
+                    row["circuit_margin_kw"] = strict
+            row[f"{name}_slack_kw"] = maybe_rounded(difference(row[upper], load_known))
+        row["estimate_note"] = " (estimate)" if row["estimate"] else ""
+        row["load_complete"] = not isinstance(load, Unknown)
+        row["per_feed_text"] = " on each feed" if row["per_feed"] is True else ""
+        racks_out.append(row)
+    racked = {}
+    for rack in racks:
+        for c in rack.get("contents", []):
+            racked[c["pool"]] = racked.get(c["pool"], 0) + c["nodes"] * rack["count"]
+    capacity = fact(data, ["facility.it_capacity_kw"], lambda kw: kw)
+    headroom = 1 - policy["power_headroom_pct"] / 100
+    ups = fact(data, ["facility.ups.capacity_kva", "facility.ups.power_factor"], physics.ups_kw)
+    return {
+        "node_kw": {n["pool"]: n["kw"] for n in nodes},
+        "nodes": nodes,
+        "estimates": estimates,
+        "estimate_note": f" (estimate: {'; '.join(estimates)})" if estimates else "",
+        "parts": parts,
+        "parts_known": parts_known,
+        "parts_text": parts_text,
+        "rack_groups": len(racks_out) if racks_out else Unknown(("facility.racks",)),
+        "it_kw": it_kw,
+        "it_kw_known": it_known,
+        "it_complete": not isinstance(it_kw, Unknown),
+        "facility_capacity_kw": capacity,
+        "facility_limit_kw": apply(lambda kw: rounded(kw * headroom), capacity),
+        "racks": racks_out,
+        "unracked_nodes": {p["name"]: p["count"] - racked.get(p["name"], 0) for p in pools if p["count"] > racked.get(p["name"], 0)},
+        "ups_kw": ups,
+        "ups_limit_kw": apply(lambda kw: rounded(kw * headroom), ups),
+        "capacity_needed_kw": rounded(it_known / headroom) if headroom > 0 else Unknown(
+            ("policy.power_headroom_pct (below 100 leaves the facility some load)",)),
+        "ups_kva_needed": fact(data, ["facility.ups.power_factor"], lambda pf: _kva_needed(it_known, headroom, pf)),
+        "below_gpus": [n for n in nodes if n["given"] and n["gpus_kw"] is not None and n["kw"] < n["gpus_kw"]],
+        "implausible": _implausible(pools, fabrics if fabrics is not MISSING else [], policy),
+    }
+
+
+def _kva_needed(kw: float, headroom: float, power_factor: float) -> Any:
+    """UPS kVA that carries `kw` at the policy's loading; Unknown when the policy leaves no room."""
+    if headroom <= 0:
+        return Unknown(("policy.power_headroom_pct (below 100 leaves the UPS some load)",))
+    kva = kw / headroom / power_factor
+    return math.ceil(kva) if math.isfinite(kva) and kva < 1e15 else Unknown(
+        (f"facility.ups.power_factor (a realistic one: {num(power_factor)} would need more than 10^15 kVA)",))
+
+
+def _implausible(pools: list[dict], fabrics: list[dict], policy: dict[str, float]) -> list[dict[str, Any]]:
+    """Power values too large for their unit: most likely watts written where kW is asked."""
+    out = []
+    for i, pool in enumerate(pools):
+        kw = pool.get("max_power_kw")
+        if kw is not None and kw > policy["node_power_plausible_kw"]:
+            out.append({"path": f"node_pools[{i}].max_power_kw", "value": kw, "unit": "kW", "limit": policy["node_power_plausible_kw"],
+                        "what": f"one {pool['name']} node",
+                        "hint": f"did you write W as kW? ({num(kw)} W would be {num(kw / 1000)} kW)"})
+        w = (pool.get("gpu") or {}).get("max_power_w")
+        if w is not None and w > policy["gpu_power_plausible_w"]:
+            out.append({"path": f"node_pools[{i}].gpu.max_power_w", "value": w, "unit": "W", "limit": policy["gpu_power_plausible_w"],
+                        "what": f"one GPU of {pool['name']}",
+                        "hint": "did you write the whole node's power, or kW as W?"})
+    return out
