@@ -19,6 +19,9 @@ it includes interpreter start-up and imports, as a pre-commit hook or a CI step 
 5. With --parser: every expression and template of the built-in rule pack parsed by
    linter.engine.parse and by Jinja2's lexer and parser (CPU time in this process, median of
    --reps runs), and what importing each costs.
+6. With --team-rules: a cold build of a team's rule folder (`check --rules DIR FILE`, a fresh
+   cache dir) for one team rule and for a large folder (the built-in rules as a team's own,
+   so that none is in the built-in table), beside the built-in rules alone and yamllint.
 
 The peers come from the `bench` extra (`pip install -e '.[bench]'`) or --install; a
 peer that is missing is skipped with a note. Nothing here needs jsonschema's format
@@ -144,6 +147,77 @@ def one_manifest(reps: int) -> None:
         cpu = statistics.median(CPU[label])
         print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu)} | {ours / median:.2f}x | {cpu / ours_cpu:.2f}x |")
     print()
+
+
+TEAM_PLAIN = ROOT / "tests" / "hostile_rule_folders" / "plain"  # one well-behaved team rule
+
+
+def write_team_folder(folder: Path) -> int:
+    """The built-in rule files as one large team's own rule folder: ids renamed (GPU001 ->
+    TGPU001), every expression in parentheses and every template after a comment, so that no
+    source is in the built-in pack's table of compiled sources (rules/compiled.json) and each
+    is parsed, checked and translated as a team's own rule is. Returns the number of sources."""
+    import yaml
+
+    keys = {"when": "expr", "require": "expr", "message": "tmpl", "fix": "tmpl", "at": "tmpl", "evidence": "tmpl"}
+    folder.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for path in sorted((ROOT / "rules").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or "rules" not in data:
+            continue
+        for rule in data["rules"]:
+            rule["id"] = "T" + rule["id"]
+            rule.pop("tests", None)  # cases name bases beside the built-in rules; a check does not read them
+            for key, kind in keys.items():
+                if isinstance(rule.get(key), str):
+                    rule[key] = f"({rule[key]})" if kind == "expr" else "{# team #}" + rule[key]
+                    count += 1
+        (folder / path.name).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return count
+
+
+def team_rules(reps: int) -> None:
+    """A cold build of a team's rule folder: `check --rules DIR FILE` with a fresh cache dir
+    (the first run after the folder changed), beside the same check with an empty team folder
+    (the same command line, so click's import is in both) and yamllint, round-robin. The
+    built-in sources come from their table; a team's are parsed, checked and translated."""
+    hwlint = tool("hwlint")
+    with tempfile.TemporaryDirectory() as tmp:
+        large = Path(tmp) / "team"
+        sources = write_team_folder(large)
+        rows: dict[str, tuple[list[str], dict | None]] = {}
+        if tool("yamllint"):
+            rows["yamllint FILE"] = ([tool("yamllint"), str(TYPICAL)], None)
+        empty = Path(tmp) / "empty"
+        empty.mkdir()
+        rows["hwlint check --rules EMPTY FILE (fresh cache dir)"] = (
+            [hwlint, "check", "--rules", str(empty), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
+        rows["hwlint check --rules ONE FILE (fresh cache dir)"] = (
+            [hwlint, "check", "--rules", str(TEAM_PLAIN), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
+        rows["hwlint check --rules LARGE FILE (fresh cache dir)"] = (
+            [hwlint, "check", "--rules", str(large), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
+        rows["hwlint check --rules LARGE FILE (warm pack cache)"] = ([hwlint, "check", "--rules", str(large), str(TYPICAL)], None)
+        results = interleaved(rows, reps)
+    print(f"## A team's rule folder, cold ({reps} runs each, round-robin)\n")
+    print(f"EMPTY: a folder without rule files; ONE: {TEAM_PLAIN.relative_to(ROOT)} (1 rule, 3 sources); "
+          f"LARGE: the built-in rule files as a team's own ({sources} sources, none in the built-in table).\n")
+    peer = results.get("yamllint FILE", (None,))[0]
+    peer_cpu = statistics.median(CPU["yamllint FILE"]) if peer else None
+    print("| command | median wall | min wall | median CPU | this / yamllint, wall | this / yamllint, CPU |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for label, (median, low) in results.items():
+        cpu = statistics.median(CPU[label])
+        ratios = f"{median / peer:.2f}x | {cpu / peer_cpu:.2f}x" if peer else "- | -"
+        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu)} | {ratios} |")
+    base = results["hwlint check --rules EMPTY FILE (fresh cache dir)"][0]
+    base_cpu = statistics.median(CPU["hwlint check --rules EMPTY FILE (fresh cache dir)"])
+    for name in ("ONE", "LARGE"):
+        label = f"hwlint check --rules {name} FILE (fresh cache dir)"
+        extra, extra_cpu = results[label][0] - base, statistics.median(CPU[label]) - base_cpu
+        print(f"\nBuilding the {name} team folder cold adds {ms(extra)} wall, {ms(extra_cpu)} CPU to a cold check "
+              "with an EMPTY one" + (f" ({extra_cpu / peer_cpu:.2f}x yamllint's whole run, CPU)" if peer else "") + ".", end="")
+    print("\n")
 
 
 def write_copies(folder: Path, count: int) -> list[Path]:
@@ -432,6 +506,7 @@ def main() -> None:
     parser.add_argument("--skip-growth", action="store_true")
     parser.add_argument("--imports", action="store_true", help="also print the import-time profile")
     parser.add_argument("--parser", action="store_true", help="also time the rule template parser against Jinja2's")
+    parser.add_argument("--team-rules", action="store_true", help="also time a cold build of a team's rule folder")
     args = parser.parse_args()
     if args.install:
         install()
@@ -453,6 +528,8 @@ def main() -> None:
         imports()
     if args.parser:
         parser_speed(max(args.reps, 11))
+    if args.team_rules:
+        team_rules(args.reps)
     shutil.rmtree(PRIVATE_CACHE, ignore_errors=True)
 
 
