@@ -16,10 +16,7 @@ it includes interpreter start-up and imports, as a pre-commit hook or a CI step 
 3. One manifest with 10, 1,000 and 10,000 node pools: the time per extra pool should not
    grow with the pool count (linear overall).
 4. With --imports: the modules that cost most to import (`python -X importtime`).
-5. With --parser: every expression and template of the built-in rule pack parsed by
-   linter.engine.parse and by Jinja2's lexer and parser (CPU time in this process, median of
-   --reps runs), and what importing each costs.
-6. With --team-rules: a cold build of a team's rule folder (`check --rules DIR FILE`, a fresh
+5. With --team-rules: a cold build of a team's rule folder (`check --rules DIR FILE`, a fresh
    cache dir) for one team rule and for a large folder (the built-in rules as a team's own,
    so that none is in the built-in table), beside the built-in rules alone and yamllint.
 
@@ -419,67 +416,6 @@ def imports(top: int = 15, runs: int = 7) -> None:
     print()
 
 
-def pack_sources() -> list[tuple[str, str]]:
-    """(kind, source) of every expression ("expr") and template ("tmpl") of the built-in pack,
-    as the pack builder parses them."""
-    from linter.engine.rules import load_pack
-
-    os.environ.setdefault("HWLINT_CACHE_DIR", PRIVATE_CACHE)
-    pack = load_pack()
-    keys = (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"), ("evidence", "tmpl"))
-    found = [(kind, getattr(rule.spec, key)) for rule in pack.rules for key, kind in keys]
-    found += [(kind, record.get(key)) for record in (*pack.tiers, *pack.conditions)
-              for key, kind in (("when", "expr"), ("reason", "tmpl"))]
-    return [(kind, source) for kind, source in found if isinstance(source, str)]
-
-
-def import_cost(module: str, runs: int = 7) -> float:
-    """Seconds `import module` adds to a fresh process: the top-level lines of its package in
-    `python -X importtime` (what the interpreter imports at start-up left out), minimum of `runs`."""
-    root = module.split(".")[0]
-    best = float("inf")
-    for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"], capture_output=True,
-                              text=True, cwd=ROOT)
-        total = sum(int(m.group(1)) for m in re.finditer(r"^import time:\s+\d+ \|\s+(\d+) \| (\S+)$", proc.stderr, re.M)
-                    if m.group(2) == root or m.group(2).startswith(root + "."))
-        best = min(best, total / 1e6)
-    return best
-
-
-def parser_speed(reps: int) -> None:
-    from jinja2.parser import Parser
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    from linter.engine import parse
-
-    sources = pack_sources()
-    env = ImmutableSandboxedEnvironment(keep_trailing_newline=False)
-
-    def jinja(kind: str, source: str) -> Any:
-        return env.parse(source) if kind == "tmpl" else Parser(env, source, state="variable").parse_expression()
-
-    def fast(kind: str, source: str) -> Any:
-        return parse.parse_template(source) if kind == "tmpl" else parse.parse_expression(source)
-
-    times: dict[str, list[float]] = {"fast": [], "jinja": []}
-    for _ in range(reps):  # round-robin, so both see the same machine
-        for name, function in (("fast", fast), ("jinja", jinja)):
-            started = time.process_time()
-            for kind, source in sources:
-                function(kind, source)
-            times[name].append(time.process_time() - started)
-    ours, theirs = statistics.median(times["fast"]), statistics.median(times["jinja"])
-    size = sum(len(source) for _, source in sources)
-    print(f"## Rule template parser ({len(sources)} sources of the built-in pack, {size / 1000:.0f} kB; "
-          f"CPU time in one process, median of {reps} runs)\n")
-    print("| parser | parse all | import (fresh process, -X importtime, min of 7) |")
-    print("| --- | ---: | ---: |")
-    print(f"| linter.engine.parse | {ms(ours)} | {ms(import_cost('linter.engine.parse'))} |")
-    print(f"| Jinja2 lexer + parser | {ms(theirs)} | {ms(import_cost('jinja2.sandbox'))} |")
-    print(f"\nJinja2's / linter.engine.parse's parse time: {theirs / ours:.2f}x\n")
-
-
 def install() -> None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *PEERS.values()], check=True)
 
@@ -505,7 +441,6 @@ def main() -> None:
     parser.add_argument("--skip-precommit", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
     parser.add_argument("--imports", action="store_true", help="also print the import-time profile")
-    parser.add_argument("--parser", action="store_true", help="also time the rule template parser against Jinja2's")
     parser.add_argument("--team-rules", action="store_true", help="also time a cold build of a team's rule folder")
     args = parser.parse_args()
     if args.install:
@@ -526,8 +461,6 @@ def main() -> None:
         growth(args.reps)
     if args.imports:
         imports()
-    if args.parser:
-        parser_speed(max(args.reps, 11))
     if args.team_rules:
         team_rules(args.reps)
     shutil.rmtree(PRIVATE_CACHE, ignore_errors=True)

@@ -1,9 +1,10 @@
 """Rule sources to Python: each `when`/`require` expression and each `message`/`fix`/`at`/
 `evidence` template becomes a small Python function that runs in linter.engine.sandbox.
 
-Rules are written in Jinja2's language and parsed only here, when a pack is built: by
-linter.engine.parse, or by Jinja2 for what that parser leaves to it. The tree is checked (`check_template`, `references`) and translated into
-Python source in which every attribute and item read, call, filter, test, comparison and
+Rules are written in Jinja2's language and parsed by Jinja2's own parser, only here and only
+when a pack is built from sources the built-in table (rules/compiled.json) does not hold.
+The tree is checked (`check_template`, `references`, `MAX_DEPTH`) and translated into Python
+source in which every attribute and item read, call, filter, test, comparison and
 `* ** + %` is a call into the sandbox, names are numbered locals (never the rule's own
 spelling), constants are Python literals, and no builtin is reachable. The code is compiled
 once and cached with the pack (linter.engine.packcache), so a check runs rules without
@@ -48,36 +49,46 @@ class Refused(Exception):
 
 # --- the tree ---------------------------------------------------------------------------
 
+# A tree nested deeper than MAX_DEPTH, or with loops nested deeper than MAX_LOOPS, is refused
+# when the pack is built. The Python written for it nests no deeper (a bracket or an indent
+# per level at most, a `for` block per loop), so it stays within Python's own limits (100
+# indents, 200 brackets, 20 nested blocks), and a message that Python compiles only when it
+# is first rendered compiles then too. The built-in pack's sources are at most 11 deep, with
+# at most one loop.
+MAX_DEPTH = 50
+MAX_LOOPS = 10
+
 
 def _kind(node: Any) -> str:
-    return type(node).__name__  # by name: Jinja2's node classes or any parser's with the same names
-
-
-_VALUES = (str, int, float, bool, type(None))  # what a node's field holds when it holds no node
+    return type(node).__name__  # Jinja2's node class, by name: this module does not import jinja2.nodes
 
 
 def children(node: Any) -> list[Any]:
-    """The nodes in `node`'s fields, in order: a field holds a node, a list of nodes, or a
-    plain value."""
-    out: list[Any] = []
-    for name in node.fields:
-        value = getattr(node, name)
-        if type(value) is list:
-            out.extend(value)
-        elif type(value) not in _VALUES and hasattr(value, "fields"):
-            out.append(value)
-    return out
+    """The nodes in `node`'s fields, in order."""
+    return list(node.iter_child_nodes())
 
 
 def descendants(tree: Any) -> list[Any]:
     """`tree` and every node under it, in Jinja2's `find_all` order (depth first), walked
-    once for all checks."""
+    once for all checks, without recursion."""
     found, stack = [], [tree]
     while stack:
         node = stack.pop()
         found.append(node)
         stack.extend(reversed(children(node)))
     return found
+
+
+def nesting(tree: Any) -> tuple[int, int]:
+    """How many nodes deep `tree` is (a lone constant: 1), and how many loops deep."""
+    deepest = loops = 0
+    stack = [(tree, 1, 0)]
+    while stack:
+        node, level, within = stack.pop()
+        within += _kind(node) == "For"
+        deepest, loops = max(deepest, level), max(loops, within)
+        stack.extend((child, level + 1, within) for child in children(node))
+    return deepest, loops
 
 
 @lru_cache(maxsize=1)
@@ -88,16 +99,9 @@ def _jinja() -> Any:
 
 
 def parse(source: str, kind: str) -> Any:
-    """The tree of an expression (`kind` "expr") or a template ("tmpl"): from
-    linter.engine.parse, which takes the common valid sources without Jinja2, else from
-    Jinja2's parser; SourceError in Jinja2's words for one that does not parse.
-    RecursionError for one nested too deeply."""
-    from linter.engine import parse as fast
-
-    try:
-        return fast.parse_expression(source) if kind == "expr" else fast.parse_template(source)
-    except fast.Unsupported:
-        pass
+    """Jinja2's tree of an expression (`kind` "expr") or a template ("tmpl"); SourceError in
+    Jinja2's words for one that does not parse, RecursionError for one nested too deeply
+    for its parser."""
     from jinja2.exceptions import TemplateSyntaxError
     from jinja2.parser import Parser
 
@@ -124,6 +128,11 @@ def check_template(tree: Any, found: list[Any] | None = None) -> list[str]:
     `found`: `descendants(tree)`, when the caller has it already."""
     found = descendants(tree) if found is None else found
     problems = []
+    deepest, loops = nesting(tree)
+    if deepest > MAX_DEPTH:
+        problems.append(f"is nested {deepest} deep; rules may nest at most {MAX_DEPTH} deep")
+    if loops > MAX_LOOPS:
+        problems.append(f"nests {loops} loops; rules may nest at most {MAX_LOOPS}")
     for node in found:
         kind = _kind(node)
         if kind in FORBIDDEN:
@@ -449,7 +458,7 @@ def python_source(tree: Any, kind: str, found: list[Any] | None = None) -> str:
 
 def from_python(text: str, kind: str, lazy: bool = False) -> Compiled | Deferred:
     """The runnable rule of `python_source`'s `text`; `lazy`: Python compiles it when it first
-    runs (a tree the parser took nests too little for Python's limits)."""
+    runs (a checked source nests within MAX_DEPTH, which Python's limits allow)."""
     if lazy:
         return Deferred(None, kind, text)
     try:
