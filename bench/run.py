@@ -18,7 +18,8 @@ it includes interpreter start-up and imports, as a pre-commit hook or a CI step 
 4. With --imports: the modules that cost most to import (`python -X importtime`).
 5. With --team-rules: a cold build of a team's rule folder (`check --rules DIR FILE`, a fresh
    cache dir) for one team rule and for a large folder (the built-in rules as a team's own,
-   so that none is in the built-in table), beside the built-in rules alone and yamllint.
+   so that none is in the built-in table), beside an empty team folder and yamllint; with
+   --instructions also the instructions each runs (valgrind), which the load does not change.
 
 The peers come from the `bench` extra (`pip install -e '.[bench]'`) or --install; a
 peer that is missing is skipped with a note. Nothing here needs jsonschema's format
@@ -83,6 +84,24 @@ def once(command: list[str], env: dict | None = None, label: str = "") -> float:
     took, cpu, _ = run_measured(command, env)
     CPU.setdefault(label, []).append(cpu)
     return took
+
+
+def instructions(command: list[str], env: dict | None = None) -> int:
+    """Instructions one run of `command` executes (valgrind's callgrind, the whole process):
+    a count the machine's load does not change."""
+    full_env = {**os.environ, "HWLINT_TODAY": "2026-11-30", "HWLINT_CACHE_DIR": PRIVATE_CACHE, "PYTHONHASHSEED": "0",
+                **(env or {})}
+    fresh = None
+    if full_env.get("HWLINT_CACHE_DIR") == FRESH:
+        fresh = full_env["HWLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="hwlint-cache-")
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                          capture_output=True, text=True, env=full_env, cwd=ROOT)
+    if fresh:
+        shutil.rmtree(fresh, ignore_errors=True)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if not found:
+        raise RuntimeError(f"valgrind gave no count for {command}: {proc.stderr[-500:]}")
+    return int(found.group(1))
 
 
 def timed(command: list[str], reps: int, env: dict | None = None) -> tuple[float, float]:
@@ -174,46 +193,52 @@ def write_team_folder(folder: Path) -> int:
     return count
 
 
-def team_rules(reps: int) -> None:
+def team_rules(reps: int, count: bool = False) -> None:
     """A cold build of a team's rule folder: `check --rules DIR FILE` with a fresh cache dir
     (the first run after the folder changed), beside the same check with an empty team folder
     (the same command line, so click's import is in both) and yamllint, round-robin. The
-    built-in sources come from their table; a team's are parsed, checked and translated."""
+    built-in sources come from their table; a team's are parsed, checked and translated.
+    With `count`, also the instructions of one run of each (valgrind)."""
     hwlint = tool("hwlint")
     with tempfile.TemporaryDirectory() as tmp:
         large = Path(tmp) / "team"
         sources = write_team_folder(large)
+        empty = Path(tmp) / "empty"
+        empty.mkdir()
         rows: dict[str, tuple[list[str], dict | None]] = {}
         if tool("yamllint"):
             rows["yamllint FILE"] = ([tool("yamllint"), str(TYPICAL)], None)
-        empty = Path(tmp) / "empty"
-        empty.mkdir()
-        rows["hwlint check --rules EMPTY FILE (fresh cache dir)"] = (
-            [hwlint, "check", "--rules", str(empty), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
-        rows["hwlint check --rules ONE FILE (fresh cache dir)"] = (
-            [hwlint, "check", "--rules", str(TEAM_PLAIN), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
-        rows["hwlint check --rules LARGE FILE (fresh cache dir)"] = (
-            [hwlint, "check", "--rules", str(large), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
+        for name, folder in (("EMPTY", empty), ("ONE", TEAM_PLAIN), ("LARGE", large)):
+            rows[f"hwlint check --rules {name} FILE (fresh cache dir)"] = (
+                [hwlint, "check", "--rules", str(folder), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
         rows["hwlint check --rules LARGE FILE (warm pack cache)"] = ([hwlint, "check", "--rules", str(large), str(TYPICAL)], None)
         results = interleaved(rows, reps)
+        counted = {label: instructions(command, env) for label, (command, env) in rows.items()} if count else {}
     print(f"## A team's rule folder, cold ({reps} runs each, round-robin)\n")
     print(f"EMPTY: a folder without rule files; ONE: {TEAM_PLAIN.relative_to(ROOT)} (1 rule, 3 sources); "
           f"LARGE: the built-in rule files as a team's own ({sources} sources, none in the built-in table).\n")
-    peer = results.get("yamllint FILE", (None,))[0]
-    peer_cpu = statistics.median(CPU["yamllint FILE"]) if peer else None
-    print("| command | median wall | min wall | median CPU | this / yamllint, wall | this / yamllint, CPU |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    peer = "yamllint FILE" if "yamllint FILE" in rows else None
+    extra = " instructions | this / yamllint, instructions |" if counted else ""
+    print("| command | median wall | min wall | median CPU | this / yamllint, wall | this / yamllint, CPU |" + extra)
+    print("| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if counted else ""))
+
+    def cpu(label: str) -> float:
+        return statistics.median(CPU[label])
+
     for label, (median, low) in results.items():
-        cpu = statistics.median(CPU[label])
-        ratios = f"{median / peer:.2f}x | {cpu / peer_cpu:.2f}x" if peer else "- | -"
-        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu)} | {ratios} |")
-    base = results["hwlint check --rules EMPTY FILE (fresh cache dir)"][0]
-    base_cpu = statistics.median(CPU["hwlint check --rules EMPTY FILE (fresh cache dir)"])
+        ratios = f"{median / results[peer][0]:.2f}x | {cpu(label) / cpu(peer):.2f}x" if peer else "- | -"
+        if counted:
+            ratios += f" | {counted[label] / 1e6:,.0f} M | " + (f"{counted[label] / counted[peer]:.2f}x" if peer else "-")
+        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu(label))} | {ratios} |")
+    base = "hwlint check --rules EMPTY FILE (fresh cache dir)"
     for name in ("ONE", "LARGE"):
         label = f"hwlint check --rules {name} FILE (fresh cache dir)"
-        extra, extra_cpu = results[label][0] - base, statistics.median(CPU[label]) - base_cpu
-        print(f"\nBuilding the {name} team folder cold adds {ms(extra)} wall, {ms(extra_cpu)} CPU to a cold check "
-              "with an EMPTY one" + (f" ({extra_cpu / peer_cpu:.2f}x yamllint's whole run, CPU)" if peer else "") + ".", end="")
+        said = f"{ms(results[label][0] - results[base][0])} wall, {ms(cpu(label) - cpu(base))} CPU"
+        if counted:
+            said += f", {(counted[label] - counted[base]) / 1e6:,.0f} M instructions"
+            if peer:
+                said += f" ({(counted[label] - counted[base]) / counted[peer]:.2f}x yamllint's whole run)"
+        print(f"\nBuilding the {name} team folder cold adds {said} to a cold check with an EMPTY one.", end="")
     print("\n")
 
 
@@ -442,6 +467,8 @@ def main() -> None:
     parser.add_argument("--skip-growth", action="store_true")
     parser.add_argument("--imports", action="store_true", help="also print the import-time profile")
     parser.add_argument("--team-rules", action="store_true", help="also time a cold build of a team's rule folder")
+    parser.add_argument("--instructions", action="store_true",
+                        help="with --team-rules: also count instructions (valgrind), which the load does not change")
     args = parser.parse_args()
     if args.install:
         install()
@@ -462,7 +489,7 @@ def main() -> None:
     if args.imports:
         imports()
     if args.team_rules:
-        team_rules(args.reps)
+        team_rules(args.reps, args.instructions)
     shutil.rmtree(PRIVATE_CACHE, ignore_errors=True)
 
 
