@@ -82,7 +82,8 @@ def test_a_cached_pack_runs_its_rules_without_jinja2(warm, manifest):
 def test_a_clean_check_does_not_import_typing_or_dataclasses(warm):
     """`typing` is only for readers and type checkers in the modules a text check runs (each
     import of it under `if TYPE_CHECKING:`): importing it would be 2-4 ms of every hook run.
-    Their record classes come from linter.record: dataclasses would bring in inspect, 6 ms."""
+    Their record classes come from linter.record: dataclasses (and inspect) would be about
+    15% of a warm check (bench/standins.py)."""
     assert imported("check", EXAMPLES / "multi-node-pretrain.hw.yaml", cache=warm,
                     watch=("typing", "dataclasses", "inspect")) == []
 
