@@ -240,7 +240,9 @@ def _uses_loop(body: list[Any]) -> bool:
     return False
 
 
-class _Writer:
+class _Code:
+    """The Python source being written: its lines, and fresh names for its locals."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.count = 0
@@ -254,8 +256,11 @@ class _Writer:
 
 
 class _Generator:
+    """Writes the Python of one tree: `e_<Kind>` methods give an expression's Python as text,
+    `s_<Kind>` methods write a statement's lines."""
+
     def __init__(self) -> None:
-        self.out = _Writer()
+        self.code = _Code()
 
     # expressions
 
@@ -365,33 +370,33 @@ class _Generator:
     # statements
 
     def body(self, nodes: list[Any], frame: _Frame, depth: int) -> None:
-        before = len(self.out.lines)
+        before = len(self.code.lines)
         for node in nodes:
             method = getattr(self, "s_" + _kind(node), None)
             if method is None:
                 raise Refused(_STATEMENTS.get(_kind(node), _kind(node)))
             method(node, frame, depth)
-        if len(self.out.lines) == before:
-            self.out.line(depth, "pass")
+        if len(self.code.lines) == before:
+            self.code.line(depth, "pass")
 
     def s_Output(self, node: Any, frame: _Frame, depth: int) -> None:
         # one call for the text and the `{{ }}` values between two statements, in order
         parts = [repr(child.data) if _kind(child) == "TemplateData" else self.expr(child, frame)
                  for child in node.nodes if _kind(child) != "TemplateData" or child.data]
         if parts:
-            self.out.line(depth, f"out({', '.join(parts)})")
+            self.code.line(depth, f"out({', '.join(parts)})")
 
     def s_Assign(self, node: Any, frame: _Frame, depth: int) -> None:
-        self.out.line(depth, f"{self.target(node.target, frame)} = {self.expr(node.node, frame)}")
+        self.code.line(depth, f"{self.target(node.target, frame)} = {self.expr(node.node, frame)}")
 
     def s_If(self, node: Any, frame: _Frame, depth: int) -> None:
-        self.out.line(depth, f"if {self.expr(node.test, frame)}:")
+        self.code.line(depth, f"if {self.expr(node.test, frame)}:")
         self.body(node.body, frame, depth + 1)
         for branch in node.elif_:
-            self.out.line(depth, f"elif {self.expr(branch.test, frame)}:")
+            self.code.line(depth, f"elif {self.expr(branch.test, frame)}:")
             self.body(branch.body, frame, depth + 1)
         if node.else_:
-            self.out.line(depth, "else:")
+            self.code.line(depth, "else:")
             self.body(node.else_, frame, depth + 1)
 
     def s_For(self, node: Any, frame: _Frame, depth: int) -> None:
@@ -401,46 +406,46 @@ class _Generator:
         targets = _store_names(node.target)
         if node.test is not None:  # `for x in y if c`: c sees the loop's target, not its body
             check = _Frame(frame)
-            check.names.update((name, self.out.local()) for name in targets)
+            check.names.update((name, self.code.local()) for name in targets)
             each = self.target(node.target, check)
             items = f"({each} for {each} in {items} if {self.expr(node.test, check)})"
-        inner = _Frame(frame, self.out.local() if _uses_loop(node.body) else None)
-        inner.names.update((name, self.out.local()) for name in targets)
+        inner = _Frame(frame, self.code.local() if _uses_loop(node.body) else None)
+        inner.names.update((name, self.code.local()) for name in targets)
         carried = [name for name in dict.fromkeys(_assigned(node.body)) if name not in targets]
-        inner.names.update((name, self.out.local()) for name in carried)
-        empty = self.out.local() if node.else_ else None
+        inner.names.update((name, self.code.local()) for name in carried)
+        empty = self.code.local() if node.else_ else None
         if empty:
-            self.out.line(depth, f"{empty} = True")
+            self.code.line(depth, f"{empty} = True")
         if inner.loop:
-            self.out.line(depth, f"{inner.loop} = _Loop({items}, 0)")
+            self.code.line(depth, f"{inner.loop} = _Loop({items}, 0)")
             items = inner.loop
-        self.out.line(depth, f"for {self.target(node.target, inner)} in {items}:")
+        self.code.line(depth, f"for {self.target(node.target, inner)} in {items}:")
         if empty:
-            self.out.line(depth + 1, f"{empty} = False")
+            self.code.line(depth + 1, f"{empty} = False")
         for name in carried:  # set in the body: starts each iteration as the outer value
-            self.out.line(depth + 1, f"{inner.names[name]} = {frame.lookup(name)}")
+            self.code.line(depth + 1, f"{inner.names[name]} = {frame.lookup(name)}")
         self.body(node.body, inner, depth + 1)
         if empty:
-            self.out.line(depth, f"if {empty}:")
+            self.code.line(depth, f"if {empty}:")
             self.body(node.else_, frame, depth + 1)
 
     def function(self, tree: Any, kind: str, found: list[Any] | None) -> str:
         top = _Frame()
         found = descendants(tree) if found is None else found
         names = dict.fromkeys(n.name for n in found if type(n).__name__ == "Name")
-        top.names.update((name, self.out.local()) for name in names)
-        self.out.line(0, "def rule(ctx):")
+        top.names.update((name, self.code.local()) for name in names)
+        self.code.line(0, "def rule(ctx):")
         if kind == "tmpl":
-            self.out.line(1, "writer = _Writer()")
-            self.out.line(1, "out = writer.write")
+            self.code.line(1, "writer = _Writer()")
+            self.code.line(1, "out = writer.write")
         for name, local in top.names.items():
-            self.out.line(1, f"{local} = _resolve(ctx, {name!r})")
+            self.code.line(1, f"{local} = _resolve(ctx, {name!r})")
         if kind == "expr":
-            self.out.line(1, f"return {self.expr(tree, top)}")
+            self.code.line(1, f"return {self.expr(tree, top)}")
         else:
             self.body(tree.body, top, 1)
-            self.out.line(1, "return writer")
-        return "\n".join(self.out.lines) + "\n"
+            self.code.line(1, "return writer")
+        return "\n".join(self.code.lines) + "\n"
 
 
 _STATEMENTS = {
