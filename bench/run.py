@@ -16,9 +16,10 @@ it includes interpreter start-up and imports, as a pre-commit hook or a CI step 
 3. One manifest with 10, 1,000 and 10,000 node pools: the time per extra pool should not
    grow with the pool count (linear overall).
 4. With --imports: the modules that cost most to import (`python -X importtime`).
-5. With --parser: every expression and template of the built-in rule pack parsed by
-   linter.engine.parse and by Jinja2's lexer and parser (CPU time in this process, median of
-   --reps runs), and what importing each costs.
+5. With --team-rules: a cold build of a team's rule folder (`check --rules DIR FILE`, a fresh
+   cache dir) for one team rule and for a large folder (the built-in rules as a team's own,
+   so that none is in the built-in table), beside an empty team folder and yamllint; with
+   --instructions also the instructions each runs (valgrind), which the load does not change.
 
 The peers come from the `bench` extra (`pip install -e '.[bench]'`) or --install; a
 peer that is missing is skipped with a note. Nothing here needs jsonschema's format
@@ -85,6 +86,24 @@ def once(command: list[str], env: dict | None = None, label: str = "") -> float:
     return took
 
 
+def instructions(command: list[str], env: dict | None = None) -> int:
+    """Instructions one run of `command` executes (valgrind's callgrind, the whole process):
+    a count the machine's load does not change."""
+    full_env = {**os.environ, "HWLINT_TODAY": "2026-11-30", "HWLINT_CACHE_DIR": PRIVATE_CACHE, "PYTHONHASHSEED": "0",
+                **(env or {})}
+    fresh = None
+    if full_env.get("HWLINT_CACHE_DIR") == FRESH:
+        fresh = full_env["HWLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="hwlint-cache-")
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                          capture_output=True, text=True, env=full_env, cwd=ROOT)
+    if fresh:
+        shutil.rmtree(fresh, ignore_errors=True)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if not found:
+        raise RuntimeError(f"valgrind gave no count for {command}: {proc.stderr[-500:]}")
+    return int(found.group(1))
+
+
 def timed(command: list[str], reps: int, env: dict | None = None) -> tuple[float, float]:
     """Median and minimum wall time of `command`, after one untimed warm-up run."""
     return interleaved({"": (command, env)}, reps)[""]
@@ -144,6 +163,83 @@ def one_manifest(reps: int) -> None:
         cpu = statistics.median(CPU[label])
         print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu)} | {ours / median:.2f}x | {cpu / ours_cpu:.2f}x |")
     print()
+
+
+TEAM_PLAIN = ROOT / "tests" / "hostile_rule_folders" / "plain"  # one well-behaved team rule
+
+
+def write_team_folder(folder: Path) -> int:
+    """The built-in rule files as one large team's own rule folder: ids renamed (GPU001 ->
+    TGPU001), every expression in parentheses and every template after a comment, so that no
+    source is in the built-in pack's table of compiled sources (rules/compiled.json) and each
+    is parsed, checked and translated as a team's own rule is. Returns the number of sources."""
+    import yaml
+
+    keys = {"when": "expr", "require": "expr", "message": "tmpl", "fix": "tmpl", "at": "tmpl", "evidence": "tmpl"}
+    folder.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for path in sorted((ROOT / "rules").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or "rules" not in data:
+            continue
+        for rule in data["rules"]:
+            rule["id"] = "T" + rule["id"]
+            rule.pop("tests", None)  # cases name bases beside the built-in rules; a check does not read them
+            for key, kind in keys.items():
+                if isinstance(rule.get(key), str):
+                    rule[key] = f"({rule[key]})" if kind == "expr" else "{# team #}" + rule[key]
+                    count += 1
+        (folder / path.name).write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return count
+
+
+def team_rules(reps: int, count: bool = False) -> None:
+    """A cold build of a team's rule folder: `check --rules DIR FILE` with a fresh cache dir
+    (the first run after the folder changed), beside the same check with an empty team folder
+    (the same command line, so click's import is in both) and yamllint, round-robin. The
+    built-in sources come from their table; a team's are parsed, checked and translated.
+    With `count`, also the instructions of one run of each (valgrind)."""
+    hwlint = tool("hwlint")
+    with tempfile.TemporaryDirectory() as tmp:
+        large = Path(tmp) / "team"
+        sources = write_team_folder(large)
+        empty = Path(tmp) / "empty"
+        empty.mkdir()
+        rows: dict[str, tuple[list[str], dict | None]] = {}
+        if tool("yamllint"):
+            rows["yamllint FILE"] = ([tool("yamllint"), str(TYPICAL)], None)
+        for name, folder in (("EMPTY", empty), ("ONE", TEAM_PLAIN), ("LARGE", large)):
+            rows[f"hwlint check --rules {name} FILE (fresh cache dir)"] = (
+                [hwlint, "check", "--rules", str(folder), str(TYPICAL)], {"HWLINT_CACHE_DIR": FRESH})
+        rows["hwlint check --rules LARGE FILE (warm pack cache)"] = ([hwlint, "check", "--rules", str(large), str(TYPICAL)], None)
+        results = interleaved(rows, reps)
+        counted = {label: instructions(command, env) for label, (command, env) in rows.items()} if count else {}
+    print(f"## A team's rule folder, cold ({reps} runs each, round-robin)\n")
+    print(f"EMPTY: a folder without rule files; ONE: {TEAM_PLAIN.relative_to(ROOT)} (1 rule, 3 sources); "
+          f"LARGE: the built-in rule files as a team's own ({sources} sources, none in the built-in table).\n")
+    peer = "yamllint FILE" if "yamllint FILE" in rows else None
+    extra = " instructions | this / yamllint, instructions |" if counted else ""
+    print("| command | median wall | min wall | median CPU | this / yamllint, wall | this / yamllint, CPU |" + extra)
+    print("| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if counted else ""))
+
+    def cpu(label: str) -> float:
+        return statistics.median(CPU[label])
+
+    for label, (median, low) in results.items():
+        ratios = f"{median / results[peer][0]:.2f}x | {cpu(label) / cpu(peer):.2f}x" if peer else "- | -"
+        if counted:
+            ratios += f" | {counted[label] / 1e6:,.0f} M | " + (f"{counted[label] / counted[peer]:.2f}x" if peer else "-")
+        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu(label))} | {ratios} |")
+    base = "hwlint check --rules EMPTY FILE (fresh cache dir)"
+    for name in ("ONE", "LARGE"):
+        label = f"hwlint check --rules {name} FILE (fresh cache dir)"
+        said = f"{ms(results[label][0] - results[base][0])} wall, {ms(cpu(label) - cpu(base))} CPU"
+        if counted:
+            said += f", {(counted[label] - counted[base]) / 1e6:,.0f} M instructions"
+            if peer:
+                said += f" ({(counted[label] - counted[base]) / counted[peer]:.2f}x yamllint's whole run)"
+        print(f"\nBuilding the {name} team folder cold adds {said} to a cold check with an EMPTY one.", end="")
+    print("\n")
 
 
 def write_copies(folder: Path, count: int) -> list[Path]:
@@ -345,67 +441,6 @@ def imports(top: int = 15, runs: int = 7) -> None:
     print()
 
 
-def pack_sources() -> list[tuple[str, str]]:
-    """(kind, source) of every expression ("expr") and template ("tmpl") of the built-in pack,
-    as the pack builder parses them."""
-    from linter.engine.rules import load_pack
-
-    os.environ.setdefault("HWLINT_CACHE_DIR", PRIVATE_CACHE)
-    pack = load_pack()
-    keys = (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"), ("evidence", "tmpl"))
-    found = [(kind, getattr(rule.spec, key)) for rule in pack.rules for key, kind in keys]
-    found += [(kind, record.get(key)) for record in (*pack.tiers, *pack.conditions)
-              for key, kind in (("when", "expr"), ("reason", "tmpl"))]
-    return [(kind, source) for kind, source in found if isinstance(source, str)]
-
-
-def import_cost(module: str, runs: int = 7) -> float:
-    """Seconds `import module` adds to a fresh process: the top-level lines of its package in
-    `python -X importtime` (what the interpreter imports at start-up left out), minimum of `runs`."""
-    root = module.split(".")[0]
-    best = float("inf")
-    for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"], capture_output=True,
-                              text=True, cwd=ROOT)
-        total = sum(int(m.group(1)) for m in re.finditer(r"^import time:\s+\d+ \|\s+(\d+) \| (\S+)$", proc.stderr, re.M)
-                    if m.group(2) == root or m.group(2).startswith(root + "."))
-        best = min(best, total / 1e6)
-    return best
-
-
-def parser_speed(reps: int) -> None:
-    from jinja2.parser import Parser
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    from linter.engine import parse
-
-    sources = pack_sources()
-    env = ImmutableSandboxedEnvironment(keep_trailing_newline=False)
-
-    def jinja(kind: str, source: str) -> Any:
-        return env.parse(source) if kind == "tmpl" else Parser(env, source, state="variable").parse_expression()
-
-    def fast(kind: str, source: str) -> Any:
-        return parse.parse_template(source) if kind == "tmpl" else parse.parse_expression(source)
-
-    times: dict[str, list[float]] = {"fast": [], "jinja": []}
-    for _ in range(reps):  # round-robin, so both see the same machine
-        for name, function in (("fast", fast), ("jinja", jinja)):
-            started = time.process_time()
-            for kind, source in sources:
-                function(kind, source)
-            times[name].append(time.process_time() - started)
-    ours, theirs = statistics.median(times["fast"]), statistics.median(times["jinja"])
-    size = sum(len(source) for _, source in sources)
-    print(f"## Rule template parser ({len(sources)} sources of the built-in pack, {size / 1000:.0f} kB; "
-          f"CPU time in one process, median of {reps} runs)\n")
-    print("| parser | parse all | import (fresh process, -X importtime, min of 7) |")
-    print("| --- | ---: | ---: |")
-    print(f"| linter.engine.parse | {ms(ours)} | {ms(import_cost('linter.engine.parse'))} |")
-    print(f"| Jinja2 lexer + parser | {ms(theirs)} | {ms(import_cost('jinja2.sandbox'))} |")
-    print(f"\nJinja2's / linter.engine.parse's parse time: {theirs / ours:.2f}x\n")
-
-
 def install() -> None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *PEERS.values()], check=True)
 
@@ -431,7 +466,9 @@ def main() -> None:
     parser.add_argument("--skip-precommit", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
     parser.add_argument("--imports", action="store_true", help="also print the import-time profile")
-    parser.add_argument("--parser", action="store_true", help="also time the rule template parser against Jinja2's")
+    parser.add_argument("--team-rules", action="store_true", help="also time a cold build of a team's rule folder")
+    parser.add_argument("--instructions", action="store_true",
+                        help="with --team-rules: also count instructions (valgrind), which the load does not change")
     args = parser.parse_args()
     if args.install:
         install()
@@ -451,8 +488,8 @@ def main() -> None:
         growth(args.reps)
     if args.imports:
         imports()
-    if args.parser:
-        parser_speed(max(args.reps, 11))
+    if args.team_rules:
+        team_rules(args.reps, args.instructions)
     shutil.rmtree(PRIVATE_CACHE, ignore_errors=True)
 
 

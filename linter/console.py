@@ -1,10 +1,11 @@
 """The command line without click: output, exit codes, and `hwlint check` itself.
 
 `linter.cli.main` runs a plain `hwlint check FILE...` through here alone, so a check does
-not import click (about 15 ms of a 100 ms run); every other command line goes through
-click (`linter.commands`), which calls the same functions. `echo` writes as click.echo
-does (ANSI codes stripped unless colour is asked for or the stream is a terminal, flushed
-each time). A usage error is click's own UsageError, made only when one is raised.
+not import click (about a quarter of a warm check, bench/standins.py); every other command
+line goes through click (`linter.commands`), which calls the same functions. `echo` writes
+as click.echo does (ANSI codes stripped unless colour is asked for or the stream is a
+terminal, flushed each time). A usage error is click's own UsageError, made only when one is
+raised. The underscored names here are the command line's own, shared with linter.commands.
 """
 
 from __future__ import annotations

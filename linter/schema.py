@@ -1,12 +1,14 @@
-"""Generate the manifest JSON Schema from the pydantic models.
+"""Write every generated file: the JSON Schemas from the pydantic models, and the prebuilt
+forms of the built-in rules and catalog.
 
 Run `python -m linter.schema` to refresh `schemas/manifest.schema.json`,
 `schemas/rule.schema.json` and `schemas/manifest.shape.json` (the models' shape that
 linter.manifest.dump reads, so a pack is built without pydantic); a test fails when a
 committed file differs from what the models generate. It also writes `rules/loaded.json` and
 `catalog/loaded.json`, the loader's Documents of the YAML files there (linter.manifest.prebuilt:
-a pack is built without parsing them), which a test keeps current too: run it after editing a
-rule or catalog file.
+a pack is built without parsing them), and `rules/compiled.json`, the Python of the built-in
+rule sources (linter.engine.compiler: a pack is built without Jinja2), which tests keep
+current too: run it after editing a rule or catalog file, or the compiler.
 """
 
 from __future__ import annotations

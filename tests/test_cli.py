@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from conftest import EXAMPLES, hwlint_process
 
 FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
@@ -160,3 +163,28 @@ def test_the_plain_path_and_click_give_the_same_output(capsys, tmp_path):
         clicked = capsys.readouterr()
         assert (plain_code, plain.out, plain.err) == (click_code, clicked.out, clicked.err), args
         assert plain.out or plain.err, args
+
+
+# words of a command line: the plain path's flags, files of every kind, and what it leaves to click
+WORDS = ["-q", "--quiet", "-v", "--verbose", "--exit-zero", "--statistics", str(GOOD), str(FLAWED), str(EXAMPLES),
+         "/nonexistent.hw.yaml", "README.md", "", " ", "-", "--", "-qv", "--quiet=1", "check", "rules", "list", "--help",
+         "--format", "json", "--bogus"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.lists(st.sampled_from(WORDS), max_size=4).map(lambda words: ["check", *words]),
+                 st.lists(st.sampled_from(WORDS), max_size=3)))
+def test_any_command_line_runs_on_the_plain_path_as_click_runs_it(capsys, args):
+    """The plain path stands in for click only where it gives click's output and exit code:
+    any mix of its flags and files, and anything it leaves to click, prints and exits alike."""
+    from linter.cli import main
+    from linter.commands import run
+
+    codes = []
+    for entry in (main, run):
+        try:
+            codes.append(entry(list(args)))
+        except SystemExit as done:  # click's own --help and usage errors, outside run()'s handling
+            codes.append(("exit", done.code))
+        codes.append(capsys.readouterr())
+    assert (codes[0], codes[1].out, codes[1].err) == (codes[2], codes[3].out, codes[3].err), args

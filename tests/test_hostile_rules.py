@@ -60,6 +60,19 @@ REFUSED_AT_LOAD = [
     ("unbounded filter", dict(require="('x' | center(10**9)) != ''"), "No filter named 'center'"),
     ("misspelled root", dict(require="manifets.plan.goal == 'pretrain'"), "uses the name manifets, which is not defined"),
     ("nested too deep to parse", dict(require="(" * 3000 + "1" + ")" * 3000), "is nested too deeply to compile"),
+    ("call block", dict(message="{% macro f() %}{{ caller() }}{% endmacro %}{% call f() %}x{% endcall %}"), "uses call blocks"),
+    ("import from", dict(message="{% from 'os' import path %}{{ path }}"), "uses import"),
+    ("template block", dict(message="{% block b %}x{% endblock %}"), "uses blocks"),
+    ("filter block", dict(message="{% filter upper %}x{% endfilter %}"), "uses filter blocks"),
+    ("with block", dict(message="{% with a = 1 %}{{ a }}{% endwith %}"), "uses {% with %}"),
+    ("recursive loop", dict(message="{% for x in [1] recursive %}{{ loop(x) }}{% endfor %}"), "uses recursive loops"),
+    ("extension tag", dict(message="{% do manifest.plan.update({}) %}"), "message is not a valid template: Encountered unknown tag 'do'"),
+    ("template syntax", dict(message="{% if manifest.name %}x"), "message is not a valid template: Unexpected end of template"),
+    # Python compiles a message when it is first rendered: what it could not compile is refused first
+    ("message nested deeper than Python compiles", dict(message="{{ " + "not " * 250 + "manifest.name }}"),
+     "message is nested 254 deep; rules may nest at most 50 deep"),
+    ("loops nested deeper than Python compiles", dict(message="{% for a in [1] %}" * 21 + "{% endfor %}" * 21),
+     "message nests 21 loops; rules may nest at most 10"),
 ]
 
 

@@ -1,7 +1,8 @@
 """What a check imports: the clean path (a valid manifest, the rule-pack cache warm) needs
 neither pydantic nor jsonschema, and building a valid rule pack (no cache, or a fresh one)
 needs neither either; those only word the errors of invalid input (a manifest, a rule file,
-a team catalog). Measured in a fresh interpreter, as a user's command runs."""
+a team catalog). Jinja2 parses only a team's own rule sources, when their pack is built.
+Measured in a fresh interpreter, as a user's command runs."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, TODAY
+from conftest import EXAMPLES, ROOT, TEAM_RULE, TODAY
 
 ONLY_FOR_ERRORS = ("pydantic", "jsonschema")
 PROBE = (
@@ -38,12 +39,23 @@ def warm(tmp_path_factory):
 
 
 @pytest.mark.parametrize("cache_off", [True, False], ids=["cache off", "fresh cache dir"])
-def test_a_cold_check_builds_the_pack_without_pydantic_or_jsonschema(tmp_path, monkeypatch, cache_off):
+def test_a_cold_check_builds_the_pack_without_pydantic_jsonschema_or_jinja2(tmp_path, monkeypatch, cache_off):
+    """The built-in rules come translated (rules/compiled.json): building their pack parses none."""
     if cache_off:
         monkeypatch.setenv("HWLINT_CACHE", "off")
-    assert imported("check", EXAMPLES / "multi-node-pretrain.hw.yaml", cache=tmp_path / "fresh") == []
+    assert imported("check", EXAMPLES / "multi-node-pretrain.hw.yaml", cache=tmp_path / "fresh",
+                    watch=(*ONLY_FOR_ERRORS, "jinja2")) == []
     if not cache_off:
         assert list((tmp_path / "fresh").glob("pack-*.pickle"))  # and it was stored
+
+
+def test_jinja2_parses_a_team_rule_folder_once_when_its_pack_is_built(tmp_path):
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "ops.yaml").write_text(TEAM_RULE)
+    args = ("check", "--rules", folder, EXAMPLES / "multi-node-pretrain.hw.yaml")
+    assert imported(*args, cache=tmp_path / "cache", watch=("jinja2",)) == ["jinja2"]
+    assert imported(*args, cache=tmp_path / "cache", watch=("jinja2",)) == []  # the cached pack runs without it
 
 
 def test_a_team_rule_file_with_a_schema_error_brings_in_jsonschema_to_explain(tmp_path):
@@ -70,7 +82,8 @@ def test_a_cached_pack_runs_its_rules_without_jinja2(warm, manifest):
 def test_a_clean_check_does_not_import_typing_or_dataclasses(warm):
     """`typing` is only for readers and type checkers in the modules a text check runs (each
     import of it under `if TYPE_CHECKING:`): importing it would be 2-4 ms of every hook run.
-    Their record classes come from linter.record: dataclasses would bring in inspect, 6 ms."""
+    Their record classes come from linter.record: dataclasses (and inspect) would be about
+    15% of a warm check (bench/standins.py)."""
     assert imported("check", EXAMPLES / "multi-node-pretrain.hw.yaml", cache=warm,
                     watch=("typing", "dataclasses", "inspect")) == []
 

@@ -93,14 +93,15 @@ RESULTS = st.builds(
 def test_results_are_written_as_their_fields_would_be(results, level):
     """The report writes each result field by field, reusing its rule's fixed fields: the
     same text as encoding the result's fields, with its citations, as a dict."""
-    from linter.record import fields
+    from dataclasses import fields
+
     from linter.report.json import Results, citation, encode, encode_utf8
     from linter.results import Result
 
     references = {"known": {"title": "A paper \u00e9", "year": 2024, "url": ""}}
     made: dict = {}
     objects = [Result(**r) for r in results]
-    as_dicts = [{**{name: getattr(r, name) for name in fields(r)}, "citations": [citation(k, references) for k in r.citations]}
+    as_dicts = [{**{f.name: getattr(r, f.name) for f in fields(r)}, "citations": [citation(k, references) for k in r.citations]}
                 for r in objects]
     expected = encode(as_dicts, level)
     assert encode(Results(objects, references, made), level) == expected

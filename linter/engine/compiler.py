@@ -1,9 +1,10 @@
 """Rule sources to Python: each `when`/`require` expression and each `message`/`fix`/`at`/
 `evidence` template becomes a small Python function that runs in linter.engine.sandbox.
 
-Rules are written in Jinja2's language and parsed only here, when a pack is built: by
-linter.engine.parse, or by Jinja2 for what that parser leaves to it. The tree is checked (`check_template`, `references`) and translated into
-Python source in which every attribute and item read, call, filter, test, comparison and
+Rules are written in Jinja2's language and parsed by Jinja2's own parser, only here and only
+when a pack is built from sources the built-in table (rules/compiled.json) does not hold.
+The tree is checked (`check_template`, `references`, `MAX_DEPTH`) and translated into Python
+source in which every attribute and item read, call, filter, test, comparison and
 `* ** + %` is a call into the sandbox, names are numbered locals (never the rule's own
 spelling), constants are Python literals, and no builtin is reachable. The code is compiled
 once and cached with the pack (linter.engine.packcache), so a check runs rules without
@@ -48,36 +49,46 @@ class Refused(Exception):
 
 # --- the tree ---------------------------------------------------------------------------
 
+# A tree nested deeper than MAX_DEPTH, or with loops nested deeper than MAX_LOOPS, is refused
+# when the pack is built. The Python written for it nests no deeper (a bracket or an indent
+# per level at most, a `for` block per loop), so it stays within Python's own limits (100
+# indents, 200 brackets, 20 nested blocks), and a message that Python compiles only when it
+# is first rendered compiles then too. The built-in pack's sources are at most 11 deep, with
+# at most one loop.
+MAX_DEPTH = 50
+MAX_LOOPS = 10
+
 
 def _kind(node: Any) -> str:
-    return type(node).__name__  # by name: Jinja2's node classes or any parser's with the same names
-
-
-_VALUES = (str, int, float, bool, type(None))  # what a node's field holds when it holds no node
+    return type(node).__name__  # Jinja2's node class, by name: this module does not import jinja2.nodes
 
 
 def children(node: Any) -> list[Any]:
-    """The nodes in `node`'s fields, in order: a field holds a node, a list of nodes, or a
-    plain value."""
-    out: list[Any] = []
-    for name in node.fields:
-        value = getattr(node, name)
-        if type(value) is list:
-            out.extend(value)
-        elif type(value) not in _VALUES and hasattr(value, "fields"):
-            out.append(value)
-    return out
+    """The nodes in `node`'s fields, in order."""
+    return list(node.iter_child_nodes())
 
 
 def descendants(tree: Any) -> list[Any]:
     """`tree` and every node under it, in Jinja2's `find_all` order (depth first), walked
-    once for all checks."""
+    once for all checks, without recursion."""
     found, stack = [], [tree]
     while stack:
         node = stack.pop()
         found.append(node)
         stack.extend(reversed(children(node)))
     return found
+
+
+def nesting(tree: Any) -> tuple[int, int]:
+    """How many nodes deep `tree` is (a lone constant: 1), and how many loops deep."""
+    deepest = loops = 0
+    stack = [(tree, 1, 0)]
+    while stack:
+        node, level, within = stack.pop()
+        within += _kind(node) == "For"
+        deepest, loops = max(deepest, level), max(loops, within)
+        stack.extend((child, level + 1, within) for child in children(node))
+    return deepest, loops
 
 
 @lru_cache(maxsize=1)
@@ -88,16 +99,9 @@ def _jinja() -> Any:
 
 
 def parse(source: str, kind: str) -> Any:
-    """The tree of an expression (`kind` "expr") or a template ("tmpl"): from
-    linter.engine.parse, which takes the common valid sources without Jinja2, else from
-    Jinja2's parser; SourceError in Jinja2's words for one that does not parse.
-    RecursionError for one nested too deeply."""
-    from linter.engine import parse as fast
-
-    try:
-        return fast.parse_expression(source) if kind == "expr" else fast.parse_template(source)
-    except fast.Unsupported:
-        pass
+    """Jinja2's tree of an expression (`kind` "expr") or a template ("tmpl"); SourceError in
+    Jinja2's words for one that does not parse, RecursionError for one nested too deeply
+    for its parser."""
     from jinja2.exceptions import TemplateSyntaxError
     from jinja2.parser import Parser
 
@@ -124,6 +128,11 @@ def check_template(tree: Any, found: list[Any] | None = None) -> list[str]:
     `found`: `descendants(tree)`, when the caller has it already."""
     found = descendants(tree) if found is None else found
     problems = []
+    deepest, loops = nesting(tree)
+    if deepest > MAX_DEPTH:
+        problems.append(f"is nested {deepest} deep; rules may nest at most {MAX_DEPTH} deep")
+    if loops > MAX_LOOPS:
+        problems.append(f"nests {loops} loops; rules may nest at most {MAX_LOOPS}")
     for node in found:
         kind = _kind(node)
         if kind in FORBIDDEN:
@@ -231,7 +240,9 @@ def _uses_loop(body: list[Any]) -> bool:
     return False
 
 
-class _Writer:
+class _Code:
+    """The Python source being written: its lines, and fresh names for its locals."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.count = 0
@@ -245,8 +256,11 @@ class _Writer:
 
 
 class _Generator:
+    """Writes the Python of one tree: `e_<Kind>` methods give an expression's Python as text,
+    `s_<Kind>` methods write a statement's lines."""
+
     def __init__(self) -> None:
-        self.out = _Writer()
+        self.code = _Code()
 
     # expressions
 
@@ -356,33 +370,33 @@ class _Generator:
     # statements
 
     def body(self, nodes: list[Any], frame: _Frame, depth: int) -> None:
-        before = len(self.out.lines)
+        before = len(self.code.lines)
         for node in nodes:
             method = getattr(self, "s_" + _kind(node), None)
             if method is None:
                 raise Refused(_STATEMENTS.get(_kind(node), _kind(node)))
             method(node, frame, depth)
-        if len(self.out.lines) == before:
-            self.out.line(depth, "pass")
+        if len(self.code.lines) == before:
+            self.code.line(depth, "pass")
 
     def s_Output(self, node: Any, frame: _Frame, depth: int) -> None:
         # one call for the text and the `{{ }}` values between two statements, in order
         parts = [repr(child.data) if _kind(child) == "TemplateData" else self.expr(child, frame)
                  for child in node.nodes if _kind(child) != "TemplateData" or child.data]
         if parts:
-            self.out.line(depth, f"out({', '.join(parts)})")
+            self.code.line(depth, f"out({', '.join(parts)})")
 
     def s_Assign(self, node: Any, frame: _Frame, depth: int) -> None:
-        self.out.line(depth, f"{self.target(node.target, frame)} = {self.expr(node.node, frame)}")
+        self.code.line(depth, f"{self.target(node.target, frame)} = {self.expr(node.node, frame)}")
 
     def s_If(self, node: Any, frame: _Frame, depth: int) -> None:
-        self.out.line(depth, f"if {self.expr(node.test, frame)}:")
+        self.code.line(depth, f"if {self.expr(node.test, frame)}:")
         self.body(node.body, frame, depth + 1)
         for branch in node.elif_:
-            self.out.line(depth, f"elif {self.expr(branch.test, frame)}:")
+            self.code.line(depth, f"elif {self.expr(branch.test, frame)}:")
             self.body(branch.body, frame, depth + 1)
         if node.else_:
-            self.out.line(depth, "else:")
+            self.code.line(depth, "else:")
             self.body(node.else_, frame, depth + 1)
 
     def s_For(self, node: Any, frame: _Frame, depth: int) -> None:
@@ -392,46 +406,46 @@ class _Generator:
         targets = _store_names(node.target)
         if node.test is not None:  # `for x in y if c`: c sees the loop's target, not its body
             check = _Frame(frame)
-            check.names.update((name, self.out.local()) for name in targets)
+            check.names.update((name, self.code.local()) for name in targets)
             each = self.target(node.target, check)
             items = f"({each} for {each} in {items} if {self.expr(node.test, check)})"
-        inner = _Frame(frame, self.out.local() if _uses_loop(node.body) else None)
-        inner.names.update((name, self.out.local()) for name in targets)
+        inner = _Frame(frame, self.code.local() if _uses_loop(node.body) else None)
+        inner.names.update((name, self.code.local()) for name in targets)
         carried = [name for name in dict.fromkeys(_assigned(node.body)) if name not in targets]
-        inner.names.update((name, self.out.local()) for name in carried)
-        empty = self.out.local() if node.else_ else None
+        inner.names.update((name, self.code.local()) for name in carried)
+        empty = self.code.local() if node.else_ else None
         if empty:
-            self.out.line(depth, f"{empty} = True")
+            self.code.line(depth, f"{empty} = True")
         if inner.loop:
-            self.out.line(depth, f"{inner.loop} = _Loop({items}, 0)")
+            self.code.line(depth, f"{inner.loop} = _Loop({items}, 0)")
             items = inner.loop
-        self.out.line(depth, f"for {self.target(node.target, inner)} in {items}:")
+        self.code.line(depth, f"for {self.target(node.target, inner)} in {items}:")
         if empty:
-            self.out.line(depth + 1, f"{empty} = False")
+            self.code.line(depth + 1, f"{empty} = False")
         for name in carried:  # set in the body: starts each iteration as the outer value
-            self.out.line(depth + 1, f"{inner.names[name]} = {frame.lookup(name)}")
+            self.code.line(depth + 1, f"{inner.names[name]} = {frame.lookup(name)}")
         self.body(node.body, inner, depth + 1)
         if empty:
-            self.out.line(depth, f"if {empty}:")
+            self.code.line(depth, f"if {empty}:")
             self.body(node.else_, frame, depth + 1)
 
     def function(self, tree: Any, kind: str, found: list[Any] | None) -> str:
         top = _Frame()
         found = descendants(tree) if found is None else found
         names = dict.fromkeys(n.name for n in found if type(n).__name__ == "Name")
-        top.names.update((name, self.out.local()) for name in names)
-        self.out.line(0, "def rule(ctx):")
+        top.names.update((name, self.code.local()) for name in names)
+        self.code.line(0, "def rule(ctx):")
         if kind == "tmpl":
-            self.out.line(1, "writer = _Writer()")
-            self.out.line(1, "out = writer.write")
+            self.code.line(1, "writer = _Writer()")
+            self.code.line(1, "out = writer.write")
         for name, local in top.names.items():
-            self.out.line(1, f"{local} = _resolve(ctx, {name!r})")
+            self.code.line(1, f"{local} = _resolve(ctx, {name!r})")
         if kind == "expr":
-            self.out.line(1, f"return {self.expr(tree, top)}")
+            self.code.line(1, f"return {self.expr(tree, top)}")
         else:
             self.body(tree.body, top, 1)
-            self.out.line(1, "return writer")
-        return "\n".join(self.out.lines) + "\n"
+            self.code.line(1, "return writer")
+        return "\n".join(self.code.lines) + "\n"
 
 
 _STATEMENTS = {
@@ -449,7 +463,7 @@ def python_source(tree: Any, kind: str, found: list[Any] | None = None) -> str:
 
 def from_python(text: str, kind: str, lazy: bool = False) -> Compiled | Deferred:
     """The runnable rule of `python_source`'s `text`; `lazy`: Python compiles it when it first
-    runs (a tree the parser took nests too little for Python's limits)."""
+    runs (a checked source nests within MAX_DEPTH, which Python's limits allow)."""
     if lazy:
         return Deferred(None, kind, text)
     try:

@@ -1,7 +1,8 @@
 """A disk cache of loaded rule packs: a check should not parse and compile ~350 rule sources.
 
-Loading a pack parses every rule file, checks it against the rule schema and compiles
-each expression and template in the sandbox; that is most of a one-manifest check. The
+Loading a pack parses every rule file, checks it against the rule schema and translates
+each expression and template into Python (linter.engine.compiler; the built-in ones come
+translated in rules/compiled.json); that is most of a one-manifest check. The
 loaded `RulePack` is pickled under a key that covers everything it is built from:
 
 - the bytes of every file the loader reads from the rule folders (`rules.pack_files`:

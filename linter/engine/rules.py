@@ -313,7 +313,7 @@ def translated(source: str, kind: str, look_up: bool = True) -> tuple[str | None
         found.extend(check_template(tree, every))
         text = python_source(tree, kind, every)
     except SourceError as exc:  # reported alone, as a source that does not compile
-        return None, [f"is not a valid expression: {exc}"]
+        return None, [f"is not a valid {'expression' if kind == 'expr' else 'template'}: {exc}"]
     except Refused as exc:  # a construct the checks above name already, or one only the compiler knows
         return None, found or [f"uses {exc}, which rules may not use"]
     except RecursionError:

@@ -6,7 +6,7 @@ attribute read, item read, call, filter, test, comparison and `* ** + %` goes th
 functions below; this module is all a loaded rule needs to run, so a check imports no
 template engine.
 
-Rules see two names, `manifest` (the resolved manifest) and `facts` (derived values), and
+Rules see three names, `manifest` (the resolved manifest), `facts` (derived values) and
 `pool` (the largest compute pool), wrapped in `Scope` objects that expose data keys only,
 never Python attributes, and that record every leaf value a rule reads (the "facts used" of
 its result). Reading a value the manifest does not give raises `MissingData` naming the
