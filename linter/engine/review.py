@@ -89,10 +89,12 @@ def fixed_today(text: str) -> dt.date:
 def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None,
                 evidence: bool = False) -> Review:
     try:
-        doc = load_file(path)
+        return review_document(load_file(path), pack, tier, selected, config, evidence=evidence)
     except InputError as exc:
         return not_loaded(path, exc)
-    return review_document(doc, pack, tier, selected, config, evidence=evidence)
+    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the others' reviews
+        return not_loaded(path, InputError(f"internal error while reviewing this file: {type(exc).__name__} "
+                                           "(please report this); the other files are reviewed", code="YAML"))
 
 
 def not_loaded(path: str, exc: InputError) -> Review:
