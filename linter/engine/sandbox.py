@@ -22,8 +22,9 @@ Rules come from files a pull request can change, so they are treated as hostile:
   cannot be read; `**`, `*`, `+`, `%`, `range`, `join`, `replace` and `format` are refused
   before they would build a number over MAX_INT_BITS bits or a text or list over MAX_TEXT /
   MAX_SEQUENCE items; a rendered text stops at MAX_TEXT characters; one expression or
-  template may run for TIME_BUDGET seconds (a SIGALRM timer, on Unix in the main thread) and
-  is then stopped.
+  template may use TIME_BUDGET seconds of CPU time (a SIGPROF timer, on Unix in the main
+  thread) and is then stopped. CPU time, not time on the clock, so that a busy machine gives
+  a manifest the same verdict as an idle one.
 
 Every refusal is a SecurityError with a plain message; the engine reports it as that
 rule's error and goes on with the other rules.
@@ -55,8 +56,9 @@ MAX_RANGE = 10_000
 MAX_TEXT = 1_000_000  # characters of any text a rule builds or renders
 MAX_INT_BITS = 4_096  # about 1,200 decimal digits
 MAX_FORMAT_WIDTH = 100
-TIME_BUDGET = 2.0  # seconds one expression or template may run
-PACK_BUDGET = 10.0  # seconds the whole rule pack may run on one manifest
+TIME_BUDGET = 2.0  # seconds of CPU time one expression or template may use
+PACK_BUDGET = 10.0  # seconds of CPU time the whole rule pack may use to load, and to run on one manifest
+cpu_time = time.process_time  # this process's CPU time, the clock the SIGPROF timer counts
 # The most a single C-level operation may be handed: items plus characters, counted through
 # nested lists and mappings. `==`, `in`, `.count()`, sorting, `str()` and every filter see
 # their operands weighed first, so no one call runs long where the timer cannot stop it.
@@ -78,7 +80,7 @@ class SecurityError(Exception):
 
 
 class RuleTimeout(SecurityError):
-    """A rule ran longer than TIME_BUDGET."""
+    """A rule used more than TIME_BUDGET of CPU time."""
 
 
 class MissingData(Exception):
@@ -286,15 +288,15 @@ class ScopeList(abc.Sequence):
         return f"<{self._path}>"
 
 
-# --- the time budget ------------------------------------------------------------------
+# --- the time budget: CPU time, which the machine's load does not change ---------------
 
 
 class _Budget(threading.local):
     armed = False  # a rule is running under its budget
-    started = 0.0  # when it started (time.monotonic)
+    started = 0.0  # when it started (cpu_time)
     limit = TIME_BUDGET  # its budget, cut to what is left of the pack's
     deadline: float | None = None  # the pack's, for the manifest under review
-    fires: float | None = None  # when the interval timer, if set, goes off
+    fires: float | None = None  # when (in cpu_time) the interval timer, if set, goes off
 
 
 _budget = _Budget()
@@ -302,8 +304,8 @@ _alarm = {"installed": False, "usable": hasattr(signal, "setitimer")}
 
 
 def _set_timer(seconds: float) -> None:
-    _budget.fires = time.monotonic() + seconds
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    _budget.fires = cpu_time() + seconds
+    signal.setitimer(signal.ITIMER_PROF, seconds)
 
 
 def _expire(signum: int, frame: Any) -> None:
@@ -312,29 +314,29 @@ def _expire(signum: int, frame: Any) -> None:
     _budget.fires = None
     if not _budget.armed:
         return
-    left = _budget.started + _budget.limit - time.monotonic()
+    left = _budget.started + _budget.limit - cpu_time()
     if left > 0.001:
         _set_timer(left)
         return
     _budget.armed = False
-    raise RuleTimeout(f"the rule ran for more than {TIME_BUDGET:g} s and was stopped")
+    raise RuleTimeout(f"the rule used more than {TIME_BUDGET:g} s of CPU time and was stopped")
 
 
 def _timer_usable() -> bool:
     if not _alarm["usable"] or threading.current_thread() is not threading.main_thread():
         return False
     if not _alarm["installed"]:
-        if signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
-            _alarm["usable"] = False  # someone else's alarm: leave it alone
+        if signal.getsignal(signal.SIGPROF) not in (signal.SIG_DFL, None):
+            _alarm["usable"] = False  # someone else's timer (a profiler): leave it alone
             return False
-        signal.signal(signal.SIGALRM, _expire)
+        signal.signal(signal.SIGPROF, _expire)
         _alarm["installed"] = True
     return True
 
 
 class time_budget:  # noqa: N801 - used as `with time_budget():`, like the context manager it was
-    """Stop the code inside after `seconds` with RuleTimeout. Needs SIGALRM and the main
-    thread; left off when the host program had its own SIGALRM handler. An inner budget
+    """Stop the code inside after `seconds` of CPU time with RuleTimeout. Needs SIGPROF and
+    the main thread; left off when the host program had its own SIGPROF handler. An inner budget
     inside an armed one does nothing.
 
     A rule takes microseconds, so the timer is not set and cleared around each one (two
@@ -351,12 +353,12 @@ class time_budget:  # noqa: N801 - used as `with time_budget():`, like the conte
         self.outer = _budget.armed
         if self.outer:
             return
-        now = time.monotonic()
+        now = cpu_time()
         seconds = self.seconds
         if _budget.deadline is not None:
             left = _budget.deadline - now
             if left <= 0:
-                raise RuleTimeout(f"the rule pack ran for more than {PACK_BUDGET:g} s on this manifest; "
+                raise RuleTimeout(f"the rule pack used more than {PACK_BUDGET:g} s of CPU time on this manifest; "
                                   "this rule was not run")
             seconds = min(seconds, left)
         if not _timer_usable():
@@ -375,7 +377,7 @@ class time_budget:  # noqa: N801 - used as `with time_budget():`, like the conte
 
 def _clear_timer() -> None:
     if _budget.fires is not None and _alarm["installed"]:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
     _budget.fires = None
 
 
@@ -384,7 +386,7 @@ def pack_budget(seconds: float = PACK_BUDGET) -> Iterator[None]:
     """Every rule run inside shares `seconds` in all: each rule's own budget is cut to what
     is left, and once none is left the remaining rules are not run (a rule error each)."""
     outer = _budget.deadline
-    _budget.deadline = time.monotonic() + seconds if outer is None else outer
+    _budget.deadline = cpu_time() + seconds if outer is None else outer
     try:
         yield
     finally:
