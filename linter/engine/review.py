@@ -366,7 +366,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
              views: tuple[dict[str, Any], dict] | None = None) -> Result:
     """`rule`'s result on a manifest. `views`: `_views(data, facts, primary)`, shared by the
     rules of one manifest (its recorder is cleared here for each)."""
-    from linter.engine.sandbox import MissingData, RuleTimeout, time_budget
+    from linter.engine.sandbox import MissingData, RuleTimeout, time_budget, unaddressed
 
     spec = rule.spec
     scope, recorder = views if views is not None else _views(data, facts, primary)
@@ -430,7 +430,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                 result.facts = _plain(recorder)
     except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
-        result.reason = f"rule error: {type(exc).__name__}: {exc}"
+        result.reason = f"rule error: {type(exc).__name__}: {unaddressed(str(exc))}"
     return result
 
 

@@ -506,7 +506,8 @@ _BINOPS = {"+": operator.add, "*": operator.mul, "**": operator.pow, "%": operat
 def binop(symbol: str, left: Any, right: Any) -> Any:
     """`+ * ** %`, refused before they would build too much."""
     _check_binop(symbol, left, right)
-    return _BINOPS[symbol](left, right)
+    made = _BINOPS[symbol](left, right)
+    return unaddressed(made) if symbol == "%" and type(made) is str else made  # `'%s' % range`: no address
 
 
 # Methods that change a list, dict, set or deque: a rule may not even read them.
@@ -642,7 +643,22 @@ def output(value: Any) -> str:
         return value
     if type(value) not in _SCALARS:
         weigh(value)
-    return str(value)
+    return as_text(value)
+
+
+_ADDRESS = re.compile(r"(<[^<>]*?) at 0x[0-9a-fA-F]+>")
+
+
+def as_text(value: Any) -> str:
+    """`value` as str() gives it, without the memory address Python prints for a function, a
+    method or a generator (`<function f at 0x7f...>` is `<function f>`): an address differs
+    from run to run, and tells a reader of the review only where hwlint's memory was."""
+    return value if type(value) is str else unaddressed(str(value))
+
+
+def unaddressed(text: str) -> str:
+    """`text` with each `<... at 0x7f...>` written `<...>`."""
+    return _ADDRESS.sub(r"\1>", text) if " at 0x" in text else text
 
 
 class Writer:
@@ -948,7 +964,7 @@ _WORD = re.compile(r"\w+")
 
 
 def _title(text: Any) -> str:
-    return "".join(part[0].upper() + part[1:].lower() for part in _WORD_START.split(str(text)) if part)
+    return "".join(part[0].upper() + part[1:].lower() for part in _WORD_START.split(as_text(text)) if part)
 
 
 def _truncate(text: str, length: int = 255, killwords: bool = False, end: str = "...", leeway: int | None = None) -> str:
@@ -966,21 +982,21 @@ def _join_items(value: Any, d: str = "", attribute: Any = None) -> str:
     items = list(value)
     if len(items) > MAX_SEQUENCE:
         raise SecurityError(f"joining {len(items):,} items is over the limit of {MAX_SEQUENCE:,}")
-    if attribute is None and sum(len(str(i)) for i in items) + len(str(d)) * max(len(items) - 1, 0) > MAX_TEXT:
+    if attribute is None and sum(len(as_text(i)) for i in items) + len(as_text(d)) * max(len(items) - 1, 0) > MAX_TEXT:
         raise SecurityError(f"the joined text would be over the limit of {MAX_TEXT:,} characters")
     if attribute is not None:
         items = list(map(_getter(attribute), items))
-    return _refuse_long(str(d).join(map(str, items)), "joined text")
+    return _refuse_long(as_text(d).join(map(as_text, items)), "joined text")
 
 
 def _replace(s: Any, old: str, new: str, count: int | None = None) -> str:
-    text = str(s)
+    text = as_text(s)
     hits = text.count(old) if old else len(text) + 1
     if count is not None:
         hits = min(hits, max(count, 0))
     if len(text) + hits * (len(new) - len(old)) > MAX_TEXT:
         raise SecurityError(f"the replaced text would be over the limit of {MAX_TEXT:,} characters")
-    return text.replace(str(old), str(new), -1 if count is None else count)
+    return text.replace(as_text(old), as_text(new), -1 if count is None else count)
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -995,20 +1011,20 @@ def _format(value: Any, *args: Any, **kwargs: Any) -> str:
     _check_format(value)
     if args and kwargs:
         raise FilterArgumentError("can't handle positional and keyword arguments at the same time")
-    return _refuse_long(str(value) % (kwargs or args), "formatted text")
+    return _refuse_long(unaddressed(as_text(value) % (kwargs or args)), "formatted text")
 
 
 # The filters a rule may use, by name: Jinja2's own (minus those that build unbounded text or
 # reach attributes directly), `join`, `replace` and `format` bounded, and hwlint's `num`.
 FILTERS: dict[str, Callable[..., Any]] = {name: _guarded(name, function) for name, function in {
-    "abs": abs, "capitalize": lambda s: str(s).capitalize(), "count": len, "d": _default, "default": _default,
+    "abs": abs, "capitalize": lambda s: as_text(s).capitalize(), "count": len, "d": _default, "default": _default,
     "dictsort": _dictsort, "first": _first, "float": _float, "groupby": _groupby, "int": _int, "items": _items,
-    "last": _last, "length": len, "list": list, "lower": lambda s: str(s).lower(), "map": _map,
+    "last": _last, "length": len, "list": list, "lower": lambda s: as_text(s).lower(), "map": _map,
     "max": _extreme(max), "min": _extreme(min), "reject": _chooser(False, False),
     "rejectattr": _chooser(True, False), "reverse": _reverse, "round": _round, "select": _chooser(False, True),
-    "selectattr": _chooser(True, True), "sort": _sort, "string": str, "sum": _sum, "title": _title,
-    "trim": lambda s, chars=None: str(s).strip(chars), "truncate": _truncate, "unique": _unique,
-    "upper": lambda s: str(s).upper(), "wordcount": lambda s: len(_WORD.findall(str(s))),
+    "selectattr": _chooser(True, True), "sort": _sort, "string": as_text, "sum": _sum, "title": _title,
+    "trim": lambda s, chars=None: as_text(s).strip(chars), "truncate": _truncate, "unique": _unique,
+    "upper": lambda s: as_text(s).upper(), "wordcount": lambda s: len(_WORD.findall(as_text(s))),
     "join": _join_items, "replace": _replace, "format": _format, "num": _num,
 }.items()}
 
