@@ -20,7 +20,7 @@ from linter.console import (  # noqa: F401 - the click-free half of the command 
     Exit, MACHINE_FORMATS, Progress, SEVERITY_RANK, TIERS, _changes,
     _check_patterns, _config, _echo, _error, _ids, _load_catalog,
     _load_pack, _outputs, _pack_for, _same_file, _stream, _write,
-    check_targets, exit_code, list_rules, manifest_files, run_check, use_colour,
+    check_targets, exit_code, list_rules, manifest_files, read_by_config, report_files, run_check, use_colour,
 )
 from linter.report.escape import path as shown
 
@@ -32,6 +32,8 @@ def config_options(command: Any) -> Any:
                         help="use this config file instead of the .hwlint.yaml or pyproject.toml found above the manifest")(command)
 
 
+FORCE_OPTION = click.option("--force", is_flag=True,
+                            help="replace a report file that exists (never a file the run reads, nor a manifest holding sign-offs)")
 CATALOG_OPTION = click.option("--catalog", "catalogs", multiple=True, type=click.Path(file_okay=False),
                               help="a team catalog folder (*.yaml, same schema as catalog/; repeatable); its entries "
                                    "add to the built-in ones and replace those of the same name")
@@ -66,6 +68,7 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
         click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
                      help="write the report (each --format given without :PATH) to this file"),
         click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=format_help(formats)),
+        FORCE_OPTION,
     ]
     for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
         command = option(command)
@@ -92,12 +95,12 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
           ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
           stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, max_chars: int | None, docs_url: str | None,
-          colour: str,
+          colour: str, force: bool,
           config_file: str | None, isolated: bool) -> None:
     """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
     - reads one manifest from standard input."""
     run_check(files, formats, output, tier, select, ignore, rule_dirs, catalogs, fail_on, verbose, base, stdin_filename,
-              exit_zero, quiet, statistics, colour, config_file, isolated, max_chars=max_chars, docs_url=docs_url)
+              exit_zero, quiet, statistics, colour, config_file, isolated, max_chars=max_chars, docs_url=docs_url, force=force)
 
 
 @cli.command("diff")
@@ -106,7 +109,7 @@ def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, 
 @lambda command: review_options(command, DIFF_FORMATS)
 def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | None, tier: str | None,
                  select: str | None, ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
-                 fail_on: str | None,
+                 fail_on: str | None, force: bool,
                  config_file: str | None, isolated: bool) -> None:
     """What changing manifest OLD into NEW does: findings introduced, resolved and still open
     (matched by rule and manifest path, not line), and how the budget moves.
@@ -118,8 +121,10 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     from linter.engine.review import review_file
     from linter.manifest.config import selection
 
-    outputs = _outputs(formats, output, allowed=DIFF_FORMATS, inputs=(old, new), rule_dirs=rule_dirs)
+    outputs = _outputs(formats, output, allowed=DIFF_FORMATS)
     config = _config([new], config_file, isolated)
+    check_targets(report_files(outputs, output), [old, new, *filter(None, [config_file]), *read_by_config(config)],
+                  [*rule_dirs, *catalogs], force)
     pack = _pack_for(config, rule_dirs, catalogs)
     _check_patterns(select, ignore, pack)
     selected = selection(config, select, ignore)
@@ -277,12 +282,7 @@ def init(path: str, force: bool) -> None:
                    f"write it with: hwlint schema > {SCHEMA_ID}", err=True)
         return
     target = Path(path)
-    if target.is_symlink():
-        _error(f"hwlint: {path} is a symbolic link; hwlint does not write through links")
-        raise Exit(2)
-    if target.exists() and not force:
-        _error(f"hwlint: {path} exists; use --force to overwrite")
-        raise Exit(2)
+    check_targets([path], [], force=force, manifest=True)
     schema_file = target.parent / SCHEMA_ID
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -348,20 +348,21 @@ ROLE_WORDS = ("finance", "facilities", "technical-lead")
 @CATALOG_OPTION
 @click.argument("file", type=click.Path())
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write the checklist to this file")
+@FORCE_OPTION
 @click.option("--tier", type=click.Choice(TIERS), help="review at this scale tier instead of the declared or inferred one")
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
 @click.option("--role", type=click.Choice(ROLE_WORDS),
               help="put this role's items and numbers first (finance: procurement; facilities: power and cooling; "
                    "technical-lead: compute, network, storage)")
 @config_options
-def checklist(file: str, output: str | None, tier: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], role: str | None,
-              config_file: str | None, isolated: bool) -> None:
+def checklist(file: str, output: str | None, force: bool, tier: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...],
+              role: str | None, config_file: str | None, isolated: bool) -> None:
     """Write the sign-off checklist of manifest FILE: every rule as a Markdown task, grouped by
     layer, with the sign-off table. Exit 0 when written, whatever the items say."""
     from linter.signoff.checklist import render
 
-    check_targets([output], [file], rule_dirs)
     config = _config([file], config_file, isolated)
+    check_targets([output], [file, *filter(None, [config_file]), *read_by_config(config)], [*rule_dirs, *catalogs], force)
     pack = _pack_for(config, rule_dirs, catalogs)
     doc, review = _reviewed(file, pack, tier, config)
     _write(render(review, doc, pack, config=config, role=role), output, "markdown")
@@ -509,15 +510,18 @@ them, and reviews the best ones with the rule pack. Exit 0: a configuration was 
 @click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="layouts shown per GPU model")
 @click.option("--choose", metavar="MODEL#N", help="the row --write writes (default: the best)")
 @click.option("--write", "write_to", type=click.Path(dir_okay=False), help="write the chosen row as a complete manifest")
+@click.option("--force", is_flag=True, help="with --write: replace a file that exists (never an input, nor a manifest "
+              "holding sign-offs)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
 def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...], policy_pairs: tuple[str, ...],
-                 prices: str | None, top: int, choose: str | None, write_to: str | None, fmt: str,
+                 prices: str | None, top: int, choose: str | None, write_to: str | None, force: bool, fmt: str,
                  rule_dirs: tuple[str, ...], **options: Any) -> None:
     from linter.sizing.goal import GoalError, from_inputs, read_prices
     from linter.sizing.sizer import size
     from linter.sizing import report as size_report
 
+    check_targets([write_to], [p for p in (draft, prices) if p], rule_dirs, force, manifest=True)
     pack = _load_pack(rule_dirs)
     draft_data = None
     if draft:

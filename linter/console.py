@@ -396,33 +396,87 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
-def check_targets(paths: list[str | None], inputs: list[str], rule_dirs: Sequence[str] = ()) -> None:
-    """Reports never overwrite an input, never write through a symbolic link, and no two go to
-    one file: each is a usage error before anything is read or written."""
+def check_targets(paths: list[str | None], inputs: list[str], rule_dirs: Sequence[str] = (), force: bool = False,
+                  manifest: bool = False) -> None:
+    """Nothing is written over a file the run reads or would read: an input (`inputs`, and the
+    files in `rule_dirs`: rule and catalog folders), a config file, or (with `manifest` false:
+    a report) a name hwlint would read as a manifest. Nothing is written through a symbolic
+    link, no two writes go to one file, an existing file is replaced only with `force`, and a
+    manifest holding sign-offs never. Each is a usage error before anything is written."""
     import os
 
     from linter.report.escape import path as shown
 
+    from linter.paths import data_dir
+
     named = [p for p in paths if p]
-    rule_files = [os.path.join(d, f) for d in rule_dirs if os.path.isdir(d) for f in os.listdir(d)]
+    kind = "the file" if manifest else "the report file"
+    built_in = [str(data_dir(name)) for name in ("rules", "catalog")]
     for index, target in enumerate(named):
         if os.path.islink(target):
-            raise usage_error(f"the report file {shown(target)} is a symbolic link; hwlint does not write "
-                                   "through links: name the file itself")
+            raise usage_error(f"{kind} {shown(target)} is a symbolic link; hwlint does not write through links: "
+                              "name the file itself")
         if os.path.exists(target) and not os.path.isfile(target):
-            raise usage_error(f"the report file {shown(target)} is not a regular file")
+            raise usage_error(f"{kind} {shown(target)} is not a regular file")
         for other in named[:index]:
             if _same_file(target, other):
                 raise usage_error(f"two reports would be written to {shown(target)}; give each its own file")
-        for given in [*inputs, *rule_files]:
+        for given in [*inputs, *_files_in([*rule_dirs, *built_in])]:
             if _same_file(target, given):
-                raise usage_error(f"the report file {shown(target)} is an input ({shown(given)}); "
-                                       "hwlint never writes a report over an input: choose another file")
+                also = f" ({shown(given)})" if shown(given) != shown(target) else ""
+                raise usage_error(f"{kind} {shown(target)} is an input{also}; hwlint never writes over a file it reads: "
+                                  "choose another file")
+        name = os.path.basename(target)
+        if name in _CONFIG_NAMES:
+            raise usage_error(f"{kind} {shown(target)} is named as a config file, which hwlint reads: choose another name")
+        if not manifest and name.endswith((".hw.yaml", ".hw.yml")):
+            raise usage_error(f"{kind} {shown(target)} is named as a manifest, which `hwlint check` would read as one: "
+                              "choose another name")
+        if os.path.exists(target):
+            if _holds_signoffs(target):
+                raise usage_error(f"{shown(target)} is a manifest holding sign-offs; hwlint never writes over one, "
+                                  "even with --force: choose another file")
+            if not force:
+                raise usage_error(f"{shown(target)} exists; use --force to overwrite it")
 
 
-def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None,
-             inputs: Sequence[str] = (), rule_dirs: Sequence[str] = ()) -> list[tuple[str, str | None]]:
-    """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)]."""
+_CONFIG_NAMES = (".hwlint.yaml", "pyproject.toml")  # linter.manifest.config.NAMES, without importing it
+
+
+def _files_in(folders: Sequence[str]) -> list[str]:
+    import os
+
+    return [os.path.join(d, f) for d in folders if os.path.isdir(d) for f in os.listdir(d)]
+
+
+def read_by_config(config: Any) -> list[str]:
+    """The files the config in effect makes the run read: itself, its rule and catalog
+    folders' files, its allowed-signers file."""
+    return [p for p in (config.path, config.allowed_signers) if p] + _files_in([*config.rules, *config.catalog])
+
+
+def _holds_signoffs(path: str) -> bool:
+    """Whether the file at `path` is a manifest with sign-offs recorded: one that loads with a
+    non-empty `signoffs:`, or, when it does not load, has a `signoffs:` key at all."""
+    import re
+
+    from linter.manifest.loader import MAX_BYTES, InputError, load_bytes
+
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(2 * MAX_BYTES)
+    except OSError:
+        return False
+    try:
+        data = load_bytes(raw, path).data
+    except InputError:
+        return re.search(rb"(?m)(?:^|[{,])[ \t]*[\"']?signoffs[\"']?[ \t]*:", raw) is not None
+    return isinstance(data, dict) and bool(data.get("signoffs"))
+
+
+def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None) -> list[tuple[str, str | None]]:
+    """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)];
+    `check_targets` clears the files they name."""
     from linter.report import TargetError, targets
 
     try:
@@ -432,9 +486,20 @@ def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, .
     for name, _ in chosen:
         if allowed and name not in allowed:
             raise usage_error(f"format {name} is not available here; choose from {', '.join(allowed)}")
-    check_targets([p for _, p in chosen] + ([output] if output and all(p != output for _, p in chosen) else []),
-                  list(inputs), rule_dirs)
     return chosen
+
+
+def _cleared(paths: list[str | None], inputs: list[str], rule_dirs: list[str], force: bool) -> bool:
+    try:
+        check_targets(paths, inputs, rule_dirs, force)
+    except Exception:  # noqa: BLE001 - a usage error: the files may not be written
+        return False
+    return True
+
+
+def report_files(outputs: list[tuple[str, str | None]], output: str | None) -> list[str | None]:
+    """The files `outputs` (and --output, when no format took it) write."""
+    return [p for _, p in outputs] + ([output] if output and all(p != output for _, p in outputs) else [])
 
 
 def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any,
@@ -490,7 +555,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
               catalogs: tuple[str, ...] = (), fail_on: str | None = None, verbose: bool = False, base: str | None = None,
               stdin_filename: str | None = None, exit_zero: bool = False, quiet: bool = False, statistics: bool = False,
               colour: str = "auto", config_file: str | None = None, isolated: bool = False,
-              max_chars: int | None = None, docs_url: str | None = None) -> None:
+              max_chars: int | None = None, docs_url: str | None = None, force: bool = False) -> None:
     """`hwlint check`: review FILES, write the reports, end with Exit(code)."""
     import contextlib
 
@@ -499,14 +564,18 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
     from linter.report import write, writer
 
     paths = manifest_files(files)
-    outputs = _outputs(formats, output, inputs=[*files, *paths], rule_dirs=rule_dirs)
+    outputs = _outputs(formats, output)
+    written, read = report_files(outputs, output), [*files, *paths, *filter(None, [config_file])]
+    folders = [*rule_dirs, *catalogs]
     targets: list[Destination] = []
     writers: list[Any] = []
-    reviewed_all = False
+    reviewed_all = cleared = False
     try:
         stdin_name = stdin_filename or "-"
         on_disk = [p for p in paths if p != "-"]
         config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
+        check_targets(written, [*read, *read_by_config(config)], folders, force)
+        cleared = True
         docs_url = _docs_url(docs_url, config)
         pack = _pack_for(config, rule_dirs, catalogs)
         _check_patterns(select, ignore, pack)
@@ -551,6 +620,8 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
                 target.close(finished=False)
         if isinstance(exc, Exit) and (reviewed_all or any(t.failed for t in targets)):
             raise  # the reports are written, or one could not be: the exit code says the rest
+        if not cleared and not (isinstance(exc, Exit) and _cleared(written, read, folders, force)):
+            raise  # nothing is written before the reports' files are cleared (a broken config names none of its own)
         # code scanning must hear that this run failed, not see an empty, successful one
         from linter.report import ReportError
         from linter.report.sarif import failed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,3 +31,13 @@ def manifest_schema_json() -> dict[str, Any]:
     """The committed manifest schema, read once per process (validation, the quick check and
     the rule loader's field check all use it)."""
     return json.loads(manifest_schema_path().read_text(encoding="utf-8"))
+
+
+def relative(path: str | os.PathLike[str]) -> str:
+    """`path` as reports show it: relative to the working folder, as a user types it. An
+    absolute path in a review shows the machine's layout (/home/runner/work/...), which is not
+    the reviewer's business; one with no relative way there (another drive) stays as it is."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

@@ -102,3 +102,87 @@ def test_generated_broken_input_alone_has_its_own_exit_code(hwlint, made, name):
     code, line, fragment = MADE[name]
     path = made / name
     assert_clean(hwlint("check", path), str(path), code, line, fragment)
+
+
+# --- YAML bombs: bounded in every kind of file, and never the end of a batch ---------------
+
+BOMBS = {  # corpus file -> (line, words) of the one error it must end in
+    "alias-chain.yaml": (54, "nesting is deeper than 50 levels here, counting the 49 levels the alias *x49 brings in"),
+    "merge-chain.yaml": (638, "aliases in this file bring in more than 400,544 values"),
+    "alias-bomb.yaml": (8, "aliases in this file bring in more than 10,000 values"),
+}
+CPU_SECONDS, MEGABYTES = 2.0, 200
+
+
+def measured(*args: str, cwd: Path = ROOT) -> tuple[int, str, str, float, float]:
+    """(exit code, stdout, stderr, CPU seconds, peak megabytes) of one hwlint process. CPU
+    time, not wall time, so a busy machine does not make the bound fail; RLIMIT_CPU ends a
+    runaway run."""
+    import os
+    import tempfile
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (30, 30))
+
+    env = {"HWLINT_TODAY": TODAY, "PATH": "/usr/bin:/bin", "HWLINT_CACHE": "off"}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "linter.cli", *args], stdout=out, stderr=err, cwd=cwd, env=env,
+                                preexec_fn=limit)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (proc.returncode, out.read().decode(), err.read().decode(), usage.ru_utime + usage.ru_stime,
+                usage.ru_maxrss / 1024)
+
+
+def place(kind: str, bomb: Path, folder: Path) -> tuple[list[str], Path]:
+    """The command line that reads `bomb` as a `kind` of file, and where the file is."""
+    manifest = ROOT / "examples" / "single-gpu-experiment.hw.yaml"
+    if kind == "manifest":
+        return ["check", str(bomb)], bomb
+    if kind == "config":
+        (folder / ".hwlint.yaml").write_bytes(bomb.read_bytes())
+        target = folder / "m.hw.yaml"
+        target.write_bytes(manifest.read_bytes())
+        return ["check", str(target)], folder / ".hwlint.yaml"
+    (folder / kind).mkdir()
+    (folder / kind / "team.yaml").write_bytes(bomb.read_bytes())
+    return ["check", f"--{kind}", str(folder / kind), str(manifest)], folder / kind / "team.yaml"
+
+
+@pytest.mark.parametrize("kind", ["manifest", "config", "rules", "catalog"])
+@pytest.mark.parametrize("name", sorted(BOMBS))
+def test_a_yaml_bomb_in_any_file_ends_in_one_error_within_two_cpu_seconds_and_200_mb(tmp_path, name, kind):
+    args, where = place(kind, CORPUS / name, tmp_path)
+    code, out, err, seconds, megabytes = measured(*args)
+    line, words = BOMBS[name]
+    assert code == 2 and "Traceback" not in out + err and "internal error" not in out + err, out + err
+    assert f"{where}:{line}:" in out + err and words in out + err, out + err
+    assert seconds < CPU_SECONDS and megabytes < MEGABYTES, f"{seconds:.2f} s of CPU, {megabytes:.0f} MB"
+
+
+def test_bombs_in_a_batch_do_not_stop_the_other_files_being_reviewed_and_reported(tmp_path):
+    """As the Action runs it: several manifests, every report at once. Each bomb gets its own
+    finding in each report, and the good manifests their reviews."""
+    good = [ROOT / "examples" / "single-gpu-experiment.hw.yaml", ROOT / "examples" / "multi-node-pretrain.hw.yaml"]
+    files = [str(good[0]), *(str(CORPUS / name) for name in sorted(BOMBS)), str(good[1])]
+    reports = {fmt: tmp_path / f"report.{fmt}" for fmt in ("json", "sarif", "comment")}
+    code, out, err, _, _ = measured("check", *files, *(f"--format={fmt}:{path}" for fmt, path in reports.items()),
+                                    "--format", "text")
+    assert code == 2 and "Traceback" not in out + err and err == "", err
+    written = {fmt: path.read_text() for fmt, path in reports.items()}
+    import json
+
+    by_file = {entry["file"]: entry for entry in json.loads(written["json"])["manifests"]}
+    sarif = json.loads(written["sarif"])["runs"][0]
+    located = {loc["physicalLocation"]["artifactLocation"]["uri"] for res in sarif["results"] for loc in res["locations"]}
+    for name, (line, words) in BOMBS.items():
+        path = str(CORPUS / name)
+        assert f"{path}:{line}:" in out and words in out
+        assert by_file[path]["unreadable"] and words in by_file[path]["results"][0]["message"]
+        assert any(uri.endswith(f"bad_inputs/{name}") for uri in located), located
+        assert name in written["comment"]
+    for path in map(str, good):
+        assert not by_file[path]["unreadable"] and by_file[path]["counts"]["pass"] > 10, by_file[path]["counts"]
+        assert Path(path).name in written["comment"]

@@ -235,7 +235,7 @@ def test_manifest_text_is_escaped(hwlint, tmp_path):
     text = hwlint("checklist", manifest).out
     assert "<img" not in text and "<script>" not in text and "[a](http" not in text and "[me](http" not in text
     assert "@team" not in text
-    assert text.startswith(r"# Sign-off checklist: &lt;img src=x&gt; \[a\](http&#58;//x) \| &#64;team")
+    assert text.startswith(r"# Sign-off checklist: &lt;img src=x&gt; \[a\](http&#58;//x) \| `@`team")
 
 
 def test_output_file_and_unreviewable_input(hwlint, tmp_path):

@@ -197,3 +197,17 @@ def test_a_wrong_manifest_gets_diagnostics(server):
     wrong.write_text("manifest_version: 1\nname: x\nplan: {goal: finetun}\nnode_pools: [{name: gpu, count: 1, gpus: 8}]\n")
     messages = " | ".join(d["message"] for d in ls.open(wrong))
     assert "finetune" in messages and "gpus" in messages, messages
+
+
+@pytest.mark.parametrize("name", ["yaml11-underscore-count.yaml", "yaml11-binary-count.yaml", "yaml11-hex-with-underscore.yaml"])
+def test_a_number_the_editor_reads_as_text_hwlint_refuses_too(server, hwlint, name):
+    """YAML 1.1 numbers (`1_6`, `0b101`, `0x_1F`) are text to YAML 1.2's core schema, which the
+    editor reads: both say the count is not a whole number, and hwlint says how to write it."""
+    ls, root = server
+    copy = root / name.replace(".yaml", ".hw.yaml")
+    copy.write_text((ROOT / "tests" / "bad_inputs" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    said = ls.open(copy)
+    assert any(d["range"]["start"]["line"] == 10 and "integer" in d["message"].lower() for d in said), said
+    run = hwlint("check", copy)
+    assert run.code == 1 and f"{copy}:11:5: SCHEMA error node_pools[0].count must be a whole number" in run.out
+    assert re.search(r"YAML 1\.2, which hwlint and editors read, has .*: write \d+$", run.out, re.M), run.out

@@ -136,3 +136,137 @@ def test_text_report_keeps_one_line_per_finding(hwlint, request, fixture):
     out = report(hwlint, path, "text")
     for line in out.splitlines():
         assert line.startswith(f"{path}:") or line.startswith("hwlint:"), line
+
+
+# --- through GitHub's own renderer: cmark-gfm -------------------------------------------
+
+from html.parser import HTMLParser  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import yaml  # noqa: E402
+
+CASES = yaml.safe_load((Path(__file__).parent / "escaping" / "cases.yaml").read_text(encoding="utf-8"))
+MD_PAYLOADS: dict[str, str] = CASES["markdown_payloads"]
+MD_PAIRS = [(place, fmt) for place, formats in CASES["markdown_places"].items() for fmt in formats]
+
+
+class Rendered(HTMLParser):
+    """The HTML cmark-gfm made: its tags, the text inside <code>, and the text GitHub scans
+    for mentions and references (outside code, pre and links)."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.code: list[str] = []
+        self.scanned: list[str] = []
+        self.text: list[str] = []
+        self.open: list[str] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag not in ("br", "hr", "img", "input"):
+            self.open.append(tag)
+        if tag == "code":
+            self.code.append("")
+
+    def handle_endtag(self, tag):
+        while self.open and self.open.pop() != tag:
+            pass
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if "code" in self.open:
+            self.code[-1] += data
+        elif not {"pre", "a"} & set(self.open):
+            self.scanned.append(data)
+
+
+def rendered(markdown: str) -> Rendered:
+    cmarkgfm = pytest.importorskip("cmarkgfm")  # a test dependency (pyproject.toml [test])
+    from cmarkgfm.cmark import Options
+
+    # raw HTML kept (GitHub keeps <b>, <img>, ...) so that any that got through shows here
+    return Rendered(cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE))
+
+
+MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")  # GitHub: @ after a non-word character, then a login
+REFERENCE = re.compile(r"(?:^|(?<=[^\w&]))#[0-9]|\w/\w+#[0-9]")
+
+
+def inert(markdown: str, own_code: set[str], shown: list[str]) -> list[str]:
+    """What GitHub would act on in `markdown`, in words; [] when nothing. `own_code`: the code
+    spans hwlint writes itself; `shown`: texts that must be visible, as they are."""
+    page = rendered(markdown)
+    problems = []
+    for tag, attrs in page.tags:
+        if tag == "a" and "evil" in (attrs.get("href") or "").lower():
+            problems.append(f"a link to {attrs['href']}")
+        if tag in ("img", "b", "script"):
+            problems.append(f"an HTML <{tag}> element")
+    scanned = "\n".join(page.scanned)
+    problems += [f"a mention {m.group(0)!r}" for m in MENTION.finditer(scanned)]
+    problems += [f"a reference {m.group(0)!r}" for m in REFERENCE.finditer(scanned)]
+    for span in page.code:
+        if span not in own_code and not re.fullmatch(r"@+|#+", span):
+            problems.append(f"a code span {span!r}")
+    source = re.sub(r"(`+)(?:(?!\1).)+\1", "", markdown)  # GitHub's math is read from the Markdown, outside code
+    problems += [f"math at {source[max(m.start() - 20, 0):m.end() + 5]!r}" for m in re.finditer(r"(?<!\\)\$", source)]
+    text = "".join(page.text)
+    problems += [f"{what!r} is not shown as it is" for what in shown if what not in text]
+    return problems
+
+
+def markdown_output(hwlint, path, fmt: str) -> str:
+    run = hwlint("checklist", path) if fmt == "checklist" else hwlint("check", "--format", fmt, path)
+    assert "Traceback" not in run.err and run.code in (0, 1, 2), run.err
+    return run.out
+
+
+def groups(place: str) -> list[list[str]]:
+    """The payloads in as few texts as the place shows whole (an unknown key or system is
+    quoted up to 60 characters)."""
+    if place not in ("unknown-key", "unknown-system"):
+        return [list(MD_PAYLOADS.values())]
+    out: list[list[str]] = [[]]
+    for text in MD_PAYLOADS.values():
+        if len(" ".join(out[-1] + [text])) > 45:
+            out.append([])
+        out[-1].append(text)
+    return out
+
+
+def with_payload(tmp_path: Path, place: str, text: str, name: str) -> Path:
+    spec = CASES["places"][place]
+    source = (EXAMPLES / spec["example"]).read_text(encoding="utf-8")
+    if "replace" in spec:
+        source = source.replace(spec["replace"][0], spec["replace"][1].replace("PAYLOAD", quoted(text)), 1)
+    else:
+        source += "\n" + spec["append"].replace("PAYLOAD", quoted(text))
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("place, fmt", MD_PAIRS, ids=[f"{p}-{f}" for p, f in MD_PAIRS])
+def test_markdown_github_would_act_on_is_shown_as_text(hwlint, tmp_path, place, fmt):
+    example = EXAMPLES / CASES["places"][place]["example"]
+    own = set(rendered(markdown_output(hwlint, example, fmt)).code)
+    for index, group in enumerate(groups(place)):
+        path = with_payload(tmp_path, place, " ".join(["Q1Q", *group]), f"{place}-{index}.hw.yaml")
+        out = markdown_output(hwlint, path, fmt)
+        assert "Q1Q" in out, f"{place} no longer reaches the {fmt} output: update tests/escaping/cases.yaml\n{out[:1500]}"
+        shown = [text for text in group if " " not in text] if fmt != "comment" else []  # the comment may cut text
+        assert inert(out, own | {str(path)}, shown) == []  # the comment's table names the file in code
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "comment", "checklist"])
+def test_a_file_name_github_would_act_on_is_shown_as_it_is(hwlint, tmp_path, monkeypatch, fmt):
+    name = CASES["markdown_file_name"]
+    (tmp_path / name).write_text((EXAMPLES / "flawed-cluster.hw.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    own = set(rendered(markdown_output(hwlint, EXAMPLES / "flawed-cluster.hw.yaml", fmt)).code)
+    out = markdown_output(hwlint, name, fmt)
+    page = rendered(out)
+    assert name in "".join(page.text)
+    assert inert(out, own | {name}, [name]) == []

@@ -10,6 +10,7 @@ files) are made here.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import EXAMPLES, ROOT, TODAY, hwlint_process
 
@@ -69,7 +71,7 @@ def test_a_report_never_overwrites_the_manifest_it_reviews(hwlint, repo, option)
         args += ["--output", str(manifest)]
     run = hwlint("check", manifest, *args)
     assert run.code == 2
-    assert "is an input" in run.err and "never writes a report over an input" in run.err
+    assert "is an input" in run.err and "never writes over a file it reads" in run.err
     assert manifest.read_bytes() == before
 
 
@@ -100,6 +102,45 @@ def test_a_report_path_that_is_a_link_is_refused_and_its_target_untouched(hwlint
         run = hwlint("check", repo / "m.hw.yaml", *args)
         assert run.code == 2 and "is a symbolic link" in run.err, run.err
     assert target.read_text() == "keep me\n"
+
+
+WRITE_TARGETS = ROOT / "tests" / "write_targets"
+TARGET_CASES = yaml.safe_load((WRITE_TARGETS / "cases.yaml").read_text(encoding="utf-8"))["cases"]
+
+
+@pytest.fixture
+def target_repo(tmp_path, monkeypatch) -> Path:
+    """A copy of tests/write_targets/repo with a manifest under each config, as the cwd."""
+    root = tmp_path / "repo"
+    shutil.copytree(WRITE_TARGETS / "repo", root)
+    for folder in ("cluster", "toml"):
+        shutil.copy(EXAMPLES / "single-gpu-experiment.hw.yaml", root / folder / "m.hw.yaml")
+    monkeypatch.chdir(root)
+    return root
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", sorted(TARGET_CASES))
+def test_no_command_writes_over_what_the_run_reads_an_existing_file_or_a_signed_manifest(hwlint, target_repo, name):
+    case = TARGET_CASES[name]
+    before = files_of(target_repo)
+    run = hwlint(*case["run"])
+    assert run.code == 2 and case["says"] in run.err and "Traceback" not in run.err, run.err
+    assert files_of(target_repo) == before
+
+
+def test_force_replaces_a_file_that_is_no_input_and_holds_no_sign_off(hwlint, target_repo):
+    run = hwlint("check", "cluster/m.hw.yaml", "--format", "markdown:old-review.md", "--force")
+    assert run.code == 0 and (target_repo / "old-review.md").read_text().startswith("# hwlint review:")
+    run = hwlint("checklist", "cluster/m.hw.yaml", "--output", "old-review.md", "--force")
+    assert run.code == 0 and (target_repo / "old-review.md").read_text().startswith("# Sign-off checklist:")
+    run = hwlint("init", "cluster/new.hw.yaml")
+    assert run.code == 0
+    assert hwlint("init", "cluster/new.hw.yaml").code == 2
+    assert hwlint("init", "cluster/new.hw.yaml", "--force").code == 0
 
 
 def test_two_reports_to_one_file_are_a_usage_error(hwlint, repo):
@@ -314,3 +355,30 @@ def test_a_standard_output_that_cannot_be_written_ends_in_words(fmt):
     assert proc.stderr.splitlines() == [
         "hwlint: cannot write the report to standard output: No space left on device; "
         "send it to a file with --output or FORMAT:PATH"], proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "sarif", "github", "comment"])
+def test_no_report_shows_a_memory_address(hwlint, fmt):
+    run = hwlint("check", "--rules", ROOT / "tests" / "hostile_rule_folders" / "object-addresses", "--format", fmt, MANIFEST)
+    assert run.code == 0 and "OPS990" in run.out, run.err
+    assert "safe" in run.out and not re.search(r" at 0x[0-9a-f]+", run.out + run.err), \
+        re.findall(r".{30} at 0x[0-9a-f]+.{5}", run.out)
+
+
+def test_no_output_shows_an_absolute_path(hwlint, target_repo):
+    """A config found above the manifest, the folders it names, the manifest itself: every
+    report names them as the user would, relative to the working folder; none shows the
+    machine's layout. Also from a folder below the config, and for a broken config."""
+    outputs = [hwlint("check", "-v", "cluster/m.hw.yaml", "--format", fmt) for fmt in
+               ("text", "markdown", "json", "sarif", "github", "comment")]
+    outputs += [hwlint("checklist", "cluster/m.hw.yaml"), hwlint("verify", "cluster/m.hw.yaml"),
+                hwlint("catalog", "list")]
+    assert "| Config | .hwlint.yaml |" in outputs[1].out
+    os.chdir(target_repo / "cluster")
+    outputs.append(hwlint("check", "--format", "markdown", "m.hw.yaml"))
+    assert "| Config | ../.hwlint.yaml |" in outputs[-1].out
+    (target_repo / ".hwlint.yaml").write_text("rules: [team-rules]\nfail_on: sometimes\n")
+    outputs.append(hwlint("check", "m.hw.yaml"))
+    assert outputs[-1].code == 2 and outputs[-1].err.startswith("hwlint: config error: ../.hwlint.yaml:2:"), outputs[-1].err
+    for run in outputs:
+        assert str(target_repo) not in run.out + run.err and "Traceback" not in run.err, run.out + run.err

@@ -31,7 +31,7 @@ def test_the_limits_table_gives_the_code_s_numbers():
     """Each limit the README states is the number the code enforces."""
     import json
 
-    from linter.engine import packcache, sandbox
+    from linter.engine import packcache, rules, sandbox
     from linter.manifest import loader, validate
     from linter.signoff import records
 
@@ -50,11 +50,13 @@ def test_the_limits_table_gives_the_code_s_numbers():
     says("manifest size", loader.MAX_BYTES)
     says("nesting", loader.MAX_DEPTH)
     says("values", loader.MAX_NODES)
+    says("what aliases bring in", loader.ALIAS_VALUES_PER_CHARACTER, loader.ALIAS_VALUES_FLOOR)
     says("numbers", loader.MAX_DIGITS)
     says("node pools", schema["properties"]["node_pools"]["maxItems"])
     says("text values", schema["properties"]["name"]["maxLength"])
     says("unknown keys", validate.MAX_UNKNOWN_KEYS)
     says("rule file", packcache.MAX_RULE_BYTES)
+    says("rules in a pack", rules.MAX_RULES)
     says("one rule expression", sandbox.TIME_BUDGET, unit=" seconds")
     says("the whole rule pack", sandbox.PACK_BUDGET, unit=" seconds")
     says("text or list", sandbox.MAX_TEXT, sandbox.MAX_SEQUENCE, sandbox.MAX_RANGE, sandbox.MAX_FORMAT_WIDTH)

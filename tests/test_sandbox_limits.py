@@ -8,9 +8,15 @@ built-in rules still gave their results.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+
 import pytest
 
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, ROOT, TODAY
+from test_bad_inputs import measured
 from test_files_and_reports import run_limited
 
 FOLDERS = ROOT / "tests" / "hostile_rule_folders"
@@ -27,7 +33,7 @@ CASES = {
     "equal-huge-lists": ONE_CALL,
     "sum-of-lists": "over the limit",
     # the `at` of a pending rule runs inside the rule's own budget, and its timeout is the rule's error
-    "at-template-timeout": "RuleTimeout: the rule ran for more than 2 s",
+    "at-template-timeout": "RuleTimeout: the rule used more than 2 s of CPU time",
 }
 
 
@@ -46,6 +52,84 @@ def test_the_whole_pack_has_one_budget_per_manifest(tmp_path):
                       timeout=120)
     assert run.returncode == 2
     errors = [line for line in run.stdout.splitlines() if ": rule error" in line]
-    stopped = [e for e in errors if "the rule ran for more than 2 s" in e]
-    not_run = [e for e in errors if "the rule pack ran for more than 10 s on this manifest; this rule was not run" in e]
+    stopped = [e for e in errors if "the rule used more than 2 s of CPU time" in e]
+    not_run = [e for e in errors if "the rule pack used more than 10 s of CPU time on this manifest; this rule was not run" in e]
     assert len(stopped) <= 5 and not_run and len(errors) >= 6, run.stdout[-3000:]
+
+
+# --- budgets in CPU time: the machine's load does not change a verdict ---------------------
+
+SPARE_RACK = ("    - {{name: spare-{i}, count: 1, other_kw: 0.5, power_budget_kw: 20, cooling: air, cooling_capacity_kw: 20, "
+              "circuits: {{count: 2, voltage_v: 415, phases: 3, breaker_a: 32, ab_redundant: true}}}}\n")
+
+
+def racks_4990(tmp_path):
+    """multi-node-pretrain with 4,988 more rack groups: 4,990 in all, a valid manifest whose
+    power rules each take some 60 ms of CPU time over the racks."""
+    text = MANIFEST.read_text()
+    spare = "".join(SPARE_RACK.format(i=i) for i in range(4988))
+    path = tmp_path / "racks-4990.hw.yaml"
+    path.write_text(text.replace("    - name: network-rack\n", spare + "    - name: network-rack\n", 1))
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pins processes to one CPU (Linux)")
+def test_the_4990_rack_manifest_gets_the_same_verdict_beside_a_cpu_hog_as_on_an_idle_machine(tmp_path):
+    """A CPU hog pinned to the CPU hwlint runs on, hwlint at nice 19: it gets about 1.5% of the
+    CPU, so each power rule takes some 4 s on the clock, past the 2 s a clock budget allowed.
+    In CPU time nothing changed, and neither does the verdict."""
+    manifest = racks_4990(tmp_path)
+    cpu = min(os.sched_getaffinity(0))
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def check(busy: bool) -> subprocess.CompletedProcess:
+        def pinned() -> None:
+            os.sched_setaffinity(0, {cpu})
+            if busy:
+                os.nice(19)
+
+        return subprocess.run([sys.executable, "-m", "linter.cli", "check", manifest], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=900, preexec_fn=pinned)
+
+    idle = check(busy=False)  # also fills the pack cache, so both runs do the same work
+    assert idle.returncode == 1 and "rule error" not in idle.stdout, idle.stdout[-2000:]
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    try:
+        busy = check(busy=True)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert (busy.returncode, busy.stdout) == (idle.returncode, idle.stdout), busy.stdout[-2000:]
+
+
+def multiplied(folder_name: str, target, files: int, rules_per_file: int = 0, bytes_per_file: int = 0) -> None:
+    """`files` rule files from the folder's template.yaml, each of `rules_per_file` records (or
+    as many as fit in `bytes_per_file`), ids OPA000, OPA001, ... in order."""
+    template = (FOLDERS / folder_name / "template.yaml").read_text()
+    head, record = template.split("rules:\n", 1)
+    target.mkdir()
+    n = 0
+    for f in range(files):
+        body, count = [], 0
+        while (count < rules_per_file) if rules_per_file else (sum(map(len, body)) + len(record) < bytes_per_file):
+            body.append(record.replace("id: ID", f"id: OP{chr(ord('A') + n // 1000)}{n % 1000:03d}"))
+            n, count = n + 1, count + 1
+        (target / f"r{f}.yaml").write_text(head + "rules:\n" + "".join(body))
+
+
+def test_a_pack_of_twenty_thousand_rules_is_refused_before_any_is_compiled(tmp_path):
+    multiplied("ten-files-of-2000-rules", tmp_path / "rules", files=10, rules_per_file=2000)
+    code, out, err, seconds, megabytes = measured("check", "--rules", str(tmp_path / "rules"), str(MANIFEST))
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith(f"hwlint: rule error: {tmp_path / 'rules' / 'r0.yaml'}:1:1: the rule pack would hold 2,062 rules "
+                          "with this file; a pack may hold at most 2,000"), err
+    assert seconds < 2 and megabytes < 200, f"{seconds:.2f} s of CPU, {megabytes:.0f} MB"
+
+
+def test_loading_a_rule_pack_has_the_pack_budget_in_cpu_time(tmp_path):
+    multiplied("slow-to-compile", tmp_path / "rules", files=12, bytes_per_file=490_000)
+    code, out, err, seconds, megabytes = measured("check", "--rules", str(tmp_path / "rules"), str(MANIFEST))
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert re.match(rf"^hwlint: rule error: {re.escape(str(tmp_path / 'rules'))}/r\d+\.yaml:\d+:1: loading the rule pack "
+                    r"used more than 10 s of CPU time; refusing it", err), err
+    assert seconds < 12 and megabytes < 200, f"{seconds:.2f} s of CPU, {megabytes:.0f} MB"

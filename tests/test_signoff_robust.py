@@ -5,6 +5,7 @@ left behind, and the hwlint build bound into the record."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,3 +208,49 @@ def test_names_with_line_separators_are_refused(hwlint, tmp_path):
     path.write_bytes(GOOD.read_bytes())
     run = hwlint("signoff", path, "--role", "finance", "--name", "Ada\u2028Lovelace")
     assert run.code == 2 and "one line" in run.err and path.read_bytes() == GOOD.read_bytes()
+
+
+def test_a_signoff_waits_for_the_filelock_another_process_holds(tmp_path):
+    """The lock is filelock's (flock on Linux and macOS, LockFileEx on Windows) on
+    .NAME.hwlint-lock: a sign-off waits while another holder has it, then records, and
+    leaves no lock file behind."""
+    from filelock import FileLock
+
+    path = tmp_path / "m.hw.yaml"
+    path.write_bytes(GOOD.read_bytes())
+    before = path.read_bytes()
+    holder = FileLock(tmp_path / ".m.hw.yaml.hwlint-lock")
+    holder.acquire()
+    try:
+        run = _popen("signoff", path, "--role", "finance", "--name", "Ada")
+        time.sleep(5)  # a sign-off reaches its lock within a second or two
+        assert run.poll() is None and path.read_bytes() == before  # waiting, nothing written
+    finally:
+        holder.release()
+    assert run.wait(timeout=120) == 0, run.stderr.read()
+    assert "role: finance\n" in path.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.hw.yaml"]
+
+
+def test_a_signoff_that_would_make_the_manifest_too_big_to_read_is_refused(tmp_path):
+    """Each record holds a compressed copy of the manifest: on a 2.8 MB manifest of racks
+    with names that do not compress, the second would take the file past the 5,000,000
+    bytes check, verify and signoff read. It is refused, saying so, and the file still reads."""
+    import random
+    import string
+
+    pick = random.Random(7).choice
+    racks = "".join(f"    - {{name: {''.join(pick(string.ascii_letters) for _ in range(64))}, count: 1, other_kw: 0.01, "
+                    "power_budget_kw: 20}\n" for _ in range(22_000))
+    path = tmp_path / "m.hw.yaml"
+    path.write_text(GOOD.read_text().replace("    - name: network-rack\n", racks + "    - name: network-rack\n", 1))
+    assert hwlint_process("signoff", path, "--role", "finance", "--name", "Ada").code == 0
+    signed = path.read_bytes()
+    assert len(signed) < 5_000_000
+    run = hwlint_process("signoff", path, "--role", "facilities", "--name", "Grace")
+    assert run.code == 2 and "Traceback" not in run.err
+    assert re.search(r"^hwlint: with this sign-off the manifest would be [\d,]+ bytes, and hwlint reads manifests of at "
+                     r"most 5,000,000 bytes: check, verify and signoff would refuse it\. Each sign-off holds a compressed "
+                     r"copy of the manifest, here [\d,]+ bytes: .*; .*m\.hw\.yaml is unchanged$", run.err, re.M), run.err
+    assert path.read_bytes() == signed
+    assert hwlint_process("check", "-q", path).code == 1  # still read and reviewed

@@ -142,7 +142,7 @@ def test_an_empty_team_catalog_or_rule_file_is_named_without_manifest_advice(hwl
     (tmp_path / "empty.hw.yaml").write_text("")
     manifest = EXAMPLES / "single-gpu-experiment.hw.yaml"
     run = hwlint("check", "--catalog", tmp_path / "catalog", manifest)
-    assert run.code == 2 and f"{tmp_path / 'catalog' / 'gpus.yaml'}: the file is empty (or only comments)" in run.err
+    assert run.code == 2 and f"{tmp_path / 'catalog' / 'gpus.yaml'}:1:1: the file is empty (or only comments)" in run.err
     assert "hwlint init" not in run.err
     run = hwlint("check", "--rules", tmp_path / "rules", manifest)
     assert run.code == 2 and f"{tmp_path / 'rules' / 'ops.yaml'}:1:1: the file is empty (or only comments)" in run.err

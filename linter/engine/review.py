@@ -90,10 +90,12 @@ def fixed_today(text: str) -> dt.date:
 def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None,
                 evidence: bool = False) -> Review:
     try:
-        doc = load_file(path)
+        return review_document(load_file(path), pack, tier, selected, config, evidence=evidence)
     except InputError as exc:
         return not_loaded(path, exc)
-    return review_document(doc, pack, tier, selected, config, evidence=evidence)
+    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the others' reviews
+        return not_loaded(path, InputError(f"internal error while reviewing this file: {type(exc).__name__} "
+                                           "(please report this); the other files are reviewed", code="YAML"))
 
 
 def not_loaded(path: str, exc: InputError) -> Review:
@@ -365,7 +367,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
              views: tuple[dict[str, Any], dict] | None = None) -> Result:
     """`rule`'s result on a manifest. `views`: `_views(data, facts, primary)`, shared by the
     rules of one manifest (its recorder is cleared here for each)."""
-    from linter.engine.sandbox import MissingData, RuleTimeout, time_budget
+    from linter.engine.sandbox import MissingData, RuleTimeout, time_budget, unaddressed
 
     spec = rule.spec
     scope, recorder = views if views is not None else _views(data, facts, primary)
@@ -429,7 +431,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                 result.facts = _plain(recorder)
     except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
-        result.reason = f"rule error: {type(exc).__name__}: {exc}"
+        result.reason = f"rule error: {type(exc).__name__}: {unaddressed(str(exc))}"
     return result
 
 

@@ -26,6 +26,7 @@ from linter.results import RESERVED_LAYERS, RULE_ID, dotted, layer_of
 from linter.manifest.validate import explain_errors, suggest
 
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
+MAX_RULES = 2_000  # rules in one pack, the built-in ones included, counted before any is compiled
 
 
 class Spec:
@@ -150,11 +151,12 @@ def _build_pack(folders: list[Path], catalogs: list[Path] | None = None) -> Rule
     _compile_tests(pack)
     problems: list[str] = []
     seen: dict[str, str] = {}
+    budget = _LoadBudget()
     for folder in folders:
         if not folder.is_dir():
             raise RuleLoadError([f"{folder}: not a folder of rule files"])
         for path in rule_files(folder):
-            for rule in _load_file(path, folder, pack, problems):
+            for rule in _load_file(path, folder, pack, problems, budget):
                 where = f"{rule.file}:{rule.line}"
                 if rule.id in seen:
                     problems.append(f"{where}:1: rule {rule.id} is defined twice (first at {seen[rule.id]})")
@@ -182,12 +184,35 @@ def _compile_tests(pack: RulePack) -> None:
                 continue
 
 
-def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str]) -> list[Rule]:
+class _LoadBudget:
+    """What building one pack may spend: MAX_RULES rules, and the pack's CPU-time budget
+    (sandbox.PACK_BUDGET, the same as for running it on a manifest). Past either, the pack
+    is refused at once, naming the file (and rule) where it ran out."""
+
+    def __init__(self) -> None:
+        from linter.engine.sandbox import PACK_BUDGET, cpu_time
+
+        self.clock, self.seconds = cpu_time, PACK_BUDGET
+        self.deadline, self.rules = cpu_time() + PACK_BUDGET, 0
+
+    def spend(self, where: str, rules: int = 0) -> None:
+        self.rules += rules
+        if self.rules > MAX_RULES:
+            raise RuleLoadError([f"{where}: the rule pack would hold {self.rules:,} rules with this file; a pack may "
+                                 f"hold at most {MAX_RULES:,} (the built-in rules included)"])
+        if self.clock() > self.deadline:
+            raise RuleLoadError([f"{where}: loading the rule pack used more than {self.seconds:g} s of CPU time; "
+                                 "refusing it: make the rule files fewer, smaller or simpler"])
+
+
+def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str], budget: _LoadBudget) -> list[Rule]:
     try:
         doc = load_file(str(path), str(folder), MAX_RULE_BYTES, "rule files")
     except InputError as exc:
         problems.append(f"{path}:{exc.line}:{exc.column}: {exc.what}")
         return []
+    records = doc.data.get("rules") if isinstance(doc.data, dict) else None
+    budget.spend(f"{path}:1:1", len(records) if isinstance(records, list) else 0)
     specs = quick_specs(doc.data)
     if specs is None:  # not plainly valid: jsonschema words the errors, pydantic reads the records
         errors = explain_errors(_rule_validator(), doc)
@@ -197,6 +222,7 @@ def _load_file(path: Path, folder: Path, pack: RulePack, problems: list[str]) ->
     out = []
     for index, raw in enumerate(doc.data["rules"]):
         spec = plain_spec(raw) if specs is None else specs[index]
+        budget.spend(f"{path}:{doc.position(('rules', index))[0]}:1")
         rule = _compile(spec, doc, index, pack, problems)
         if rule is not None:
             out.append(rule)

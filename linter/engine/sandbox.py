@@ -22,8 +22,9 @@ Rules come from files a pull request can change, so they are treated as hostile:
   cannot be read; `**`, `*`, `+`, `%`, `range`, `join`, `replace` and `format` are refused
   before they would build a number over MAX_INT_BITS bits or a text or list over MAX_TEXT /
   MAX_SEQUENCE items; a rendered text stops at MAX_TEXT characters; one expression or
-  template may run for TIME_BUDGET seconds (a SIGALRM timer, on Unix in the main thread) and
-  is then stopped.
+  template may use TIME_BUDGET seconds of CPU time (a SIGPROF timer, on Unix in the main
+  thread) and is then stopped. CPU time, not time on the clock, so that a busy machine gives
+  a manifest the same verdict as an idle one.
 
 Every refusal is a SecurityError with a plain message; the engine reports it as that
 rule's error and goes on with the other rules.
@@ -55,8 +56,9 @@ MAX_RANGE = 10_000
 MAX_TEXT = 1_000_000  # characters of any text a rule builds or renders
 MAX_INT_BITS = 4_096  # about 1,200 decimal digits
 MAX_FORMAT_WIDTH = 100
-TIME_BUDGET = 2.0  # seconds one expression or template may run
-PACK_BUDGET = 10.0  # seconds the whole rule pack may run on one manifest
+TIME_BUDGET = 2.0  # seconds of CPU time one expression or template may use
+PACK_BUDGET = 10.0  # seconds of CPU time the whole rule pack may use to load, and to run on one manifest
+cpu_time = time.process_time  # this process's CPU time, the clock the SIGPROF timer counts
 # The most a single C-level operation may be handed: items plus characters, counted through
 # nested lists and mappings. `==`, `in`, `.count()`, sorting, `str()` and every filter see
 # their operands weighed first, so no one call runs long where the timer cannot stop it.
@@ -78,7 +80,7 @@ class SecurityError(Exception):
 
 
 class RuleTimeout(SecurityError):
-    """A rule ran longer than TIME_BUDGET."""
+    """A rule used more than TIME_BUDGET of CPU time."""
 
 
 class MissingData(Exception):
@@ -286,15 +288,15 @@ class ScopeList(abc.Sequence):
         return f"<{self._path}>"
 
 
-# --- the time budget ------------------------------------------------------------------
+# --- the time budget: CPU time, which the machine's load does not change ---------------
 
 
 class _Budget(threading.local):
     armed = False  # a rule is running under its budget
-    started = 0.0  # when it started (time.monotonic)
+    started = 0.0  # when it started (cpu_time)
     limit = TIME_BUDGET  # its budget, cut to what is left of the pack's
     deadline: float | None = None  # the pack's, for the manifest under review
-    fires: float | None = None  # when the interval timer, if set, goes off
+    fires: float | None = None  # when (in cpu_time) the interval timer, if set, goes off
 
 
 _budget = _Budget()
@@ -302,8 +304,8 @@ _alarm = {"installed": False, "usable": hasattr(signal, "setitimer")}
 
 
 def _set_timer(seconds: float) -> None:
-    _budget.fires = time.monotonic() + seconds
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    _budget.fires = cpu_time() + seconds
+    signal.setitimer(signal.ITIMER_PROF, seconds)
 
 
 def _expire(signum: int, frame: Any) -> None:
@@ -312,29 +314,29 @@ def _expire(signum: int, frame: Any) -> None:
     _budget.fires = None
     if not _budget.armed:
         return
-    left = _budget.started + _budget.limit - time.monotonic()
+    left = _budget.started + _budget.limit - cpu_time()
     if left > 0.001:
         _set_timer(left)
         return
     _budget.armed = False
-    raise RuleTimeout(f"the rule ran for more than {TIME_BUDGET:g} s and was stopped")
+    raise RuleTimeout(f"the rule used more than {TIME_BUDGET:g} s of CPU time and was stopped")
 
 
 def _timer_usable() -> bool:
     if not _alarm["usable"] or threading.current_thread() is not threading.main_thread():
         return False
     if not _alarm["installed"]:
-        if signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
-            _alarm["usable"] = False  # someone else's alarm: leave it alone
+        if signal.getsignal(signal.SIGPROF) not in (signal.SIG_DFL, None):
+            _alarm["usable"] = False  # someone else's timer (a profiler): leave it alone
             return False
-        signal.signal(signal.SIGALRM, _expire)
+        signal.signal(signal.SIGPROF, _expire)
         _alarm["installed"] = True
     return True
 
 
 class time_budget:  # noqa: N801 - used as `with time_budget():`, like the context manager it was
-    """Stop the code inside after `seconds` with RuleTimeout. Needs SIGALRM and the main
-    thread; left off when the host program had its own SIGALRM handler. An inner budget
+    """Stop the code inside after `seconds` of CPU time with RuleTimeout. Needs SIGPROF and
+    the main thread; left off when the host program had its own SIGPROF handler. An inner budget
     inside an armed one does nothing.
 
     A rule takes microseconds, so the timer is not set and cleared around each one (two
@@ -351,12 +353,12 @@ class time_budget:  # noqa: N801 - used as `with time_budget():`, like the conte
         self.outer = _budget.armed
         if self.outer:
             return
-        now = time.monotonic()
+        now = cpu_time()
         seconds = self.seconds
         if _budget.deadline is not None:
             left = _budget.deadline - now
             if left <= 0:
-                raise RuleTimeout(f"the rule pack ran for more than {PACK_BUDGET:g} s on this manifest; "
+                raise RuleTimeout(f"the rule pack used more than {PACK_BUDGET:g} s of CPU time on this manifest; "
                                   "this rule was not run")
             seconds = min(seconds, left)
         if not _timer_usable():
@@ -375,7 +377,7 @@ class time_budget:  # noqa: N801 - used as `with time_budget():`, like the conte
 
 def _clear_timer() -> None:
     if _budget.fires is not None and _alarm["installed"]:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
     _budget.fires = None
 
 
@@ -384,7 +386,7 @@ def pack_budget(seconds: float = PACK_BUDGET) -> Iterator[None]:
     """Every rule run inside shares `seconds` in all: each rule's own budget is cut to what
     is left, and once none is left the remaining rules are not run (a rule error each)."""
     outer = _budget.deadline
-    _budget.deadline = time.monotonic() + seconds if outer is None else outer
+    _budget.deadline = cpu_time() + seconds if outer is None else outer
     try:
         yield
     finally:
@@ -504,7 +506,8 @@ _BINOPS = {"+": operator.add, "*": operator.mul, "**": operator.pow, "%": operat
 def binop(symbol: str, left: Any, right: Any) -> Any:
     """`+ * ** %`, refused before they would build too much."""
     _check_binop(symbol, left, right)
-    return _BINOPS[symbol](left, right)
+    made = _BINOPS[symbol](left, right)
+    return unaddressed(made) if symbol == "%" and type(made) is str else made  # `'%s' % range`: no address
 
 
 # Methods that change a list, dict, set or deque: a rule may not even read them.
@@ -640,7 +643,22 @@ def output(value: Any) -> str:
         return value
     if type(value) not in _SCALARS:
         weigh(value)
-    return str(value)
+    return as_text(value)
+
+
+_ADDRESS = re.compile(r"(<[^<>]*?) at 0x[0-9a-fA-F]+>")
+
+
+def as_text(value: Any) -> str:
+    """`value` as str() gives it, without the memory address Python prints for a function, a
+    method or a generator (`<function f at 0x7f...>` is `<function f>`): an address differs
+    from run to run, and tells a reader of the review only where hwlint's memory was."""
+    return value if type(value) is str else unaddressed(str(value))
+
+
+def unaddressed(text: str) -> str:
+    """`text` with each `<... at 0x7f...>` written `<...>`."""
+    return _ADDRESS.sub(r"\1>", text) if " at 0x" in text else text
 
 
 class Writer:
@@ -946,7 +964,7 @@ _WORD = re.compile(r"\w+")
 
 
 def _title(text: Any) -> str:
-    return "".join(part[0].upper() + part[1:].lower() for part in _WORD_START.split(str(text)) if part)
+    return "".join(part[0].upper() + part[1:].lower() for part in _WORD_START.split(as_text(text)) if part)
 
 
 def _truncate(text: str, length: int = 255, killwords: bool = False, end: str = "...", leeway: int | None = None) -> str:
@@ -964,21 +982,21 @@ def _join_items(value: Any, d: str = "", attribute: Any = None) -> str:
     items = list(value)
     if len(items) > MAX_SEQUENCE:
         raise SecurityError(f"joining {len(items):,} items is over the limit of {MAX_SEQUENCE:,}")
-    if attribute is None and sum(len(str(i)) for i in items) + len(str(d)) * max(len(items) - 1, 0) > MAX_TEXT:
+    if attribute is None and sum(len(as_text(i)) for i in items) + len(as_text(d)) * max(len(items) - 1, 0) > MAX_TEXT:
         raise SecurityError(f"the joined text would be over the limit of {MAX_TEXT:,} characters")
     if attribute is not None:
         items = list(map(_getter(attribute), items))
-    return _refuse_long(str(d).join(map(str, items)), "joined text")
+    return _refuse_long(as_text(d).join(map(as_text, items)), "joined text")
 
 
 def _replace(s: Any, old: str, new: str, count: int | None = None) -> str:
-    text = str(s)
+    text = as_text(s)
     hits = text.count(old) if old else len(text) + 1
     if count is not None:
         hits = min(hits, max(count, 0))
     if len(text) + hits * (len(new) - len(old)) > MAX_TEXT:
         raise SecurityError(f"the replaced text would be over the limit of {MAX_TEXT:,} characters")
-    return text.replace(str(old), str(new), -1 if count is None else count)
+    return text.replace(as_text(old), as_text(new), -1 if count is None else count)
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -993,20 +1011,20 @@ def _format(value: Any, *args: Any, **kwargs: Any) -> str:
     _check_format(value)
     if args and kwargs:
         raise FilterArgumentError("can't handle positional and keyword arguments at the same time")
-    return _refuse_long(str(value) % (kwargs or args), "formatted text")
+    return _refuse_long(unaddressed(as_text(value) % (kwargs or args)), "formatted text")
 
 
 # The filters a rule may use, by name: Jinja2's own (minus those that build unbounded text or
 # reach attributes directly), `join`, `replace` and `format` bounded, and hwlint's `num`.
 FILTERS: dict[str, Callable[..., Any]] = {name: _guarded(name, function) for name, function in {
-    "abs": abs, "capitalize": lambda s: str(s).capitalize(), "count": len, "d": _default, "default": _default,
+    "abs": abs, "capitalize": lambda s: as_text(s).capitalize(), "count": len, "d": _default, "default": _default,
     "dictsort": _dictsort, "first": _first, "float": _float, "groupby": _groupby, "int": _int, "items": _items,
-    "last": _last, "length": len, "list": list, "lower": lambda s: str(s).lower(), "map": _map,
+    "last": _last, "length": len, "list": list, "lower": lambda s: as_text(s).lower(), "map": _map,
     "max": _extreme(max), "min": _extreme(min), "reject": _chooser(False, False),
     "rejectattr": _chooser(True, False), "reverse": _reverse, "round": _round, "select": _chooser(False, True),
-    "selectattr": _chooser(True, True), "sort": _sort, "string": str, "sum": _sum, "title": _title,
-    "trim": lambda s, chars=None: str(s).strip(chars), "truncate": _truncate, "unique": _unique,
-    "upper": lambda s: str(s).upper(), "wordcount": lambda s: len(_WORD.findall(str(s))),
+    "selectattr": _chooser(True, True), "sort": _sort, "string": as_text, "sum": _sum, "title": _title,
+    "trim": lambda s, chars=None: as_text(s).strip(chars), "truncate": _truncate, "unique": _unique,
+    "upper": lambda s: as_text(s).upper(), "wordcount": lambda s: len(_WORD.findall(as_text(s))),
     "join": _join_items, "replace": _replace, "format": _format, "num": _num,
 }.items()}
 

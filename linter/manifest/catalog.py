@@ -111,7 +111,8 @@ def load_catalog(folders: tuple[str, ...] = ()) -> Catalog:
             try:
                 doc = load_file(str(path))  # the manifest's own loader's Document: fast, same scalars
             except Exception as exc:  # noqa: BLE001 - any unreadable file is a catalog problem, not a crash
-                problems.append(f"{path}: {getattr(exc, 'what', exc)}")
+                where = f"{path}:{exc.line}:{exc.column}" if hasattr(exc, "line") else str(path)
+                problems.append(f"{where}: {getattr(exc, 'what', exc)}")
                 continue
             content = doc.data if isinstance(doc.data, dict) else {}
             if folder != builtin:

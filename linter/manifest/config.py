@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from linter.manifest.validate import suggest
+from linter.paths import relative
 from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
@@ -183,6 +184,7 @@ def policy_specs() -> dict[str, dict[str, Any]]:
 def load(path: Path) -> Config:
     from linter.manifest.loader import InputError, load_file
 
+    path = Path(relative(path))  # as every message and report names it
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
     position: Callable[[tuple], tuple[int, int]]
@@ -229,8 +231,8 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
             raise fail(("allow_relaxing", i), f'"{name}" is not a policy name' + suggest(name, [*specs, ROLES_KEY]))
         config.allow_relaxing.add(name)
 
-    config.rules = [str(folder / p) for p in _strings(data.get("rules") or [], ("rules",), fail)]
-    config.catalog = [str(folder / p) for p in _strings(data.get("catalog") or [], ("catalog",), fail)]
+    config.rules = [relative(folder / p) for p in _strings(data.get("rules") or [], ("rules",), fail)]
+    config.catalog = [relative(folder / p) for p in _strings(data.get("catalog") or [], ("catalog",), fail)]
     for key in ("select", "ignore"):
         given = data.get(key)
         patterns = [s.strip().upper() for s in _ids(given, (key,), fail)]
@@ -267,7 +269,7 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         given = signoff["allowed_signers"]
         if not isinstance(given, str) or not given.strip():
             raise fail(("signoff", "allowed_signers"), "give the path of an allowed-signers file")
-        config.allowed_signers = str(folder / given)
+        config.allowed_signers = relative(folder / given)
     per = signoff.get("roles_per_signer", 1)
     if isinstance(per, bool) or not isinstance(per, int) or per < 1:
         raise fail(("signoff", "roles_per_signer"), "must be a whole number, 1 or more")

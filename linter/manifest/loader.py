@@ -10,8 +10,11 @@ Scalars follow the YAML 1.2 core schema (`yes`, `no`, `on` and `off` stay text; 
 `<<` merge keys are honoured. Explicit tags other than the standard ones are refused.
 
 Everything is bounded while it is read, before any of it is kept: the file size, the
-nesting depth and the number of values, counting every use of an alias, so an alias
-"billion laughs" or ten thousand nested brackets end in one clear error, fast.
+nesting depth (with what each alias brings in at the depth it is used), the number of
+values, counting every use of an alias, and what aliases may add per character of the
+file, so an alias "billion laughs", a chain of aliases each nesting the one before, a chain
+of `<<` merges or ten thousand nested brackets end in one clear error, fast: the work is
+bounded per character read.
 """
 
 from __future__ import annotations
@@ -34,7 +37,11 @@ Path_ = tuple  # a path into the document: keys (str) and list indexes (int)
 
 MAX_BYTES = 5_000_000
 MAX_NODES = 500_000  # values, counting each use of an alias; keys are not counted (10,000 pools and 5,000 racks fit)
-MAX_DEPTH = 50
+MAX_DEPTH = 50  # levels of values, counting those an alias brings in where it is used
+# what aliases may add, per character of the file: a `*rack` of 8 characters brings in 20 or
+# so values, a bomb of aliases of aliases millions; the floor lets a short file use them freely
+ALIAS_VALUES_PER_CHARACTER = 16
+ALIAS_VALUES_FLOOR = 10_000
 MAX_DIGITS = 300  # a longer number is not a quantity anyone means
 
 _YAML = "tag:yaml.org,2002:"
@@ -42,15 +49,20 @@ _STR = _YAML + "str"
 _TYPED_START = frozenset("~nNtTfF-+.0123456789")  # a plain scalar starting otherwise is text
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT = re.compile(r"^[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*)$")
+# Numbers as the YAML 1.2 core schema (and so yaml-language-server) reads them: no `_`
+# separators, no 0b binary, no sign before 0x or 0o. YAML 1.1 read those as numbers; here
+# they are text, and the schema check says how to write the number (`legacy_number`).
+_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
 _FLOAT = re.compile(
-    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-        |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+
+        |[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)
         |[-+]?\.(?:inf|Inf|INF)
         |\.(?:nan|NaN|NAN))$""",
     re.X,
 )
+# what YAML 1.1 also read as a number (PyYAML's resolver, sexagesimal left out)
+_INT_1_1 = re.compile(r"^[-+]?(?:0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*)$")
+_FLOAT_1_1 = re.compile(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?$|^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$")
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}$")
 _DATETIME = re.compile(
     r"^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:[Tt]|[ \t]+)([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]*))?"
@@ -302,10 +314,13 @@ class _Builder:
         self.mapping_end = yaml.events.MappingEndEvent
         self.fast_where = not self.separators  # the parser's own line count is the file's
         self.nodes = 0
+        self.alias_values = 0  # values brought in by aliases, within `alias_limit`
+        self.alias_limit = max(ALIAS_VALUES_FLOOR, ALIAS_VALUES_PER_CHARACTER * len(text))
+        self.deepest = 0  # the deepest level reached inside the anchors now open
         # positions in the order they were read while an anchor is open (its aliases copy them)
         self.marks: list[tuple[Path_, tuple[int, int]]] = []
-        # anchor -> (value, size in values, [(relative path, position)])
-        self.anchors: dict[str, tuple[Any, int, list]] = {}
+        # anchor -> (value, size in values, [(relative path, position)], levels below it)
+        self.anchors: dict[str, tuple[Any, int, list, int]] = {}
         self.open_anchors: set[str] = set()
 
     def document(self) -> Any:
@@ -358,16 +373,19 @@ class _Builder:
         """The value `event` starts (already read from the parser, at `line`, `column`)."""
         kind = type(event)
         if kind is self.alias_event:
-            return self.alias(event.anchor, path, line, column)
+            return self.alias(event.anchor, path, depth, line, column)
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
+            raise _too_many(line, column)
         if depth > MAX_DEPTH:
             raise InputError(f"nesting is deeper than {MAX_DEPTH} levels", line, column)
+        if self.open_anchors and depth > self.deepest:
+            self.deepest = depth
         anchor = event.anchor
         if anchor is not None:
             self.open_anchors.add(anchor)
             first_mark, first_nodes = len(self.marks), self.nodes
+            outer_deepest, self.deepest = self.deepest, depth
         if kind is self.scalar_event:
             if self.separators:
                 self.note_quoted(event)
@@ -385,7 +403,8 @@ class _Builder:
         if anchor is not None:
             self.open_anchors.discard(anchor)
             relative = [(p[len(path):], pos) for p, pos in self.marks[first_mark:] if p[: len(path)] == path]
-            self.anchors[anchor] = (value, self.nodes - first_nodes + 1, relative)
+            self.anchors[anchor] = (value, self.nodes - first_nodes + 1, relative, self.deepest - depth)
+            self.deepest = max(outer_deepest, self.deepest)
         return value
 
     def sequence(self, path: Path_, depth: int) -> list:
@@ -447,9 +466,11 @@ class _Builder:
             if type(event) is scalar and event.anchor is None:  # the usual value: as node() reads it, inline
                 self.nodes += 1
                 if self.nodes > MAX_NODES:
-                    raise InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
+                    raise _too_many(line, column)
                 if depth > MAX_DEPTH:
                     raise InputError(f"nesting is deeper than {MAX_DEPTH} levels", line, column)
+                if anchored and depth > self.deepest:
+                    self.deepest = depth
                 if separators:
                     self.note_quoted(event)
                 text = event.value
@@ -478,10 +499,22 @@ class _Builder:
             self.marks.append((path, position))
 
     def merge_source(self, path: Path_, depth: int) -> dict:
-        """The mapping(s) a `<<` key merges in, as one mapping (earlier sources win)."""
-        line, column = self.where(self.parser.peek_event().start_mark)
-        value = self.value(path, depth + 1)
-        sources = value if isinstance(value, list) else [value]
+        """The mapping(s) a `<<` key merges in, as one mapping (earlier sources win). Each
+        source is read as if written at this mapping's place (`path`, `depth`): its keys
+        become this mapping's keys, at their positions, one level down, as they will be."""
+        event = self.parser.get_event()
+        line, column = self.where(event.start_mark)
+        if type(event) is self.sequence_start and event.anchor is None:  # `<<: [*a, *b]`
+            _collection_tag(event, "seq", line, column)
+            sources = []
+            while True:
+                item = self.parser.get_event()
+                if type(item) is self.sequence_end:
+                    break
+                sources.append(self.node(item, path, depth, *self.where(item.start_mark)))
+        else:
+            value = self.node(event, path, depth, line, column)
+            sources = value if isinstance(value, list) else [value]
         combined: dict = {}
         for source in sources:
             if not isinstance(source, dict):
@@ -490,19 +523,33 @@ class _Builder:
                 combined.setdefault(name, item)
         return combined
 
-    def alias(self, name: str, path: Path_, line: int, column: int) -> Any:
+    def alias(self, name: str, path: Path_, depth: int, line: int, column: int) -> Any:
         if name in self.open_anchors:
             raise InputError(f"the alias *{name} is used inside its own anchor", line, column)
         if name not in self.anchors:
             raise InputError(f"the alias *{name} has no anchor &{name} before it", line, column)
-        value, size, relative = self.anchors[name]
+        value, size, relative, below = self.anchors[name]
+        if depth + below > MAX_DEPTH:
+            raise InputError(f"nesting is deeper than {MAX_DEPTH} levels here, counting the {below} levels the alias "
+                             f"*{name} brings in; refusing", line, column)
+        if self.open_anchors and depth + below > self.deepest:
+            self.deepest = depth + below
         self.nodes += size
         if self.nodes > MAX_NODES:
-            raise InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
+            raise _too_many(line, column)
+        self.alias_values += size
+        if self.alias_values > self.alias_limit:
+            raise InputError(f"aliases in this file bring in more than {self.alias_limit:,} values (at most "
+                             f"{ALIAS_VALUES_PER_CHARACTER} per character of the file, or {ALIAS_VALUES_FLOOR:,}); "
+                             "refusing: write the values out, or use fewer aliases", line, column)
         for rel, position in relative:  # findings inside the alias point at the anchored text
             if path + rel not in self.doc.positions:
                 self.mark(path + rel, position)
         return plain_copy(value)
+
+
+def _too_many(line: int, column: int) -> InputError:
+    return InputError(f"the document has more than {MAX_NODES:,} values (aliases count each time they are used); refusing", line, column)
 
 
 def plain_copy(value: Any) -> Any:
@@ -570,17 +617,35 @@ def _plain(text: str, line: int, column: int) -> Any:
 
 
 def _integer(text: str, line: int, column: int) -> int:
+    if len(text) > MAX_DIGITS:
+        raise InputError(f"a number with {len(text):,} digits is out of range", line, column, code="SCHEMA")
+    base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+    return int(text[2:] if base != 10 else text, base)
+
+
+def legacy_number(text: str) -> int | float | None:
+    """The number YAML 1.1 read in `text` (`1_6`, `0b101`, `0x_1F`, `-0x10`), which YAML 1.2
+    and hwlint read as text; None when it is not one."""
+    if len(text) > MAX_DIGITS or not (_INT_1_1.match(text) or _FLOAT_1_1.match(text)) or not any(c.isdigit() for c in text):
+        return None
     digits = text.replace("_", "")
-    if len(digits) > MAX_DIGITS:
-        raise InputError(f"a number with {len(digits):,} digits is out of range", line, column, code="SCHEMA")
     sign = -1 if digits[0] == "-" else 1
     digits = digits.lstrip("+-")
-    base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2], 10)
-    return sign * int(digits[2:] if base != 10 else digits, base)
+    if _INT_1_1.match(text):
+        base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2], 8 if len(digits) > 1 and digits[0] == "0" else 10)
+        try:
+            return sign * int(digits[2:] if digits[:2] in ("0b", "0o", "0x") else digits, base)
+        except ValueError:
+            return None
+    try:
+        value = sign * float(digits)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _float(text: str, line: int, column: int) -> float:
-    lowered = text.replace("_", "").lower()
+    lowered = text.lower()
     if "inf" in lowered or "nan" in lowered or len(lowered) > MAX_DIGITS or not math.isfinite(float(lowered)):
         raise InputError(f"{text[:60]} is not a finite number in range; give a real value", line, column, code="SCHEMA")
     return float(lowered)

@@ -13,7 +13,7 @@ TYPE_CHECKING = False  # typing only for readers and type checkers: a check does
 if TYPE_CHECKING:
     from typing import Any
 
-from linter.manifest.loader import Document
+from linter.manifest.loader import Document, legacy_number
 from linter.results import Result, dotted, file_finding
 from linter.paths import manifest_schema_json
 
@@ -239,6 +239,18 @@ def explain_errors(validator: Any, doc: Document) -> list[Result]:
     return sorted(findings, key=lambda r: (r.line, r.column, r.message))
 
 
+def _as_number(value: Any, expected: list[str]) -> str:
+    """How to write a number that YAML 1.1 would have read in this text (`1_6`, `0b101`)."""
+    number = legacy_number(value) if isinstance(value, str) and {"integer", "number"} & set(expected) else None
+    if number is None:
+        return ""
+    why = [words for present, words in (("_" in value, "no _ separators"), ("0b" in value.lower(), "no 0b binary"),
+                                       (value[:1] in "+-" and value[1:3].lower() in ("0x", "0o"), "no sign before 0x or 0o"))
+           if present]
+    return (f"; YAML 1.2, which hwlint and editors read, has {' and '.join(why) or 'no such number'}: "
+            f"write {number if isinstance(number, int) else repr(number)}")
+
+
 def _explain(error: Any) -> list[tuple[tuple, str]]:
     path = tuple(error.absolute_path)
     where = dotted(path) or "the top level"
@@ -267,7 +279,7 @@ def _explain(error: Any) -> list[tuple[tuple, str]]:
         expected = error.validator_value
         expected = [t for t in (expected if isinstance(expected, list) else [expected]) if t != "null"]
         words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
-        return [(path, f"{where} must be {words}, not {describe(value)}")]
+        return [(path, f"{where} must be {words}, not {describe(value)}{_as_number(value, expected)}")]
     if kind in ("enum", "const"):
         options = [o for o in error.validator_value if o is not None] if kind == "enum" else [error.validator_value]
         listed = ", ".join(str(o) for o in options)

@@ -30,7 +30,7 @@ from typing import Any
 from linter.engine.review import Review
 from linter.report import changes as diff
 from linter.report import fit
-from linter.report.escape import human, markdown as md
+from linter.report.escape import code, human, markdown as md
 from linter.report.markdown import Footnotes, rank, render_one, verdict
 
 MARKER = "<!-- hwlint-review -->"
@@ -56,16 +56,11 @@ def _changed(change: Any) -> str:
 
 def _row(review: Review, change: Any, where: str, with_base: bool) -> str:
     pending = sum(r.status == "pending" for r in review.results)
-    cells = [f"`{_code(review.file)}`", verdict(review), str(_count(review, "error")), str(_count(review, "warning")),
+    cells = [code(review.file), verdict(review), str(_count(review, "error")), str(_count(review, "warning")),
              str(pending)]
     if with_base:
         cells.append(_changed(change))
     return "| " + " | ".join(cells + [where]) + " |\n"
-
-
-def _code(text: str) -> str:
-    """A file name inside a code span: a backtick or line break cannot end it early."""
-    return " ".join(str(text).replace("`", "'").split()).replace("|", "\\|")
 
 
 def _where_the_rest_is() -> str:
@@ -75,7 +70,7 @@ def _where_the_rest_is() -> str:
     if re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?", server) and re.fullmatch(r"[\w.-]+/[\w.-]+", repository) \
             and re.fullmatch(r"\d+", run):
         run_link = f"[workflow run {run}]({server}/{repository}/actions/runs/{run})"
-        stored = (f", and in its artifact `{_code(artifact)}` (review.md, with every finding in hwlint.json and hwlint.sarif)"
+        stored = (f", and in its artifact {code(artifact)} (review.md, with every finding in hwlint.json and hwlint.sarif)"
                   if artifact else "")
         return f"are in the job summary of {run_link}{stored}"
     return "are not in this comment: `hwlint check --format markdown FILE` prints the full review of a manifest"
@@ -100,7 +95,7 @@ def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None =
         f"{n} {word}" for n, word in zip(tally, RANK_WORDS) if n) + "."
     if with_base:
         base = next((c.base for c in changes or []), "")
-        head += f" Against `{_code(base)}`: {len(listed)} changed or new, {len(unchanged)} unchanged."
+        head += f" Against {code(base)}: {len(listed)} changed or new, {len(unchanged)} unchanged."
     head += "\n\n"
 
     # the details: as many whole reviews as fit, then one shortened
@@ -124,7 +119,7 @@ def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None =
         if unchanged:
             names, shown = [], 0
             for review in unchanged:
-                name = f"`{_code(review.file)}`"
+                name = code(review.file)
                 if fit.size(", ".join(names + [name])) > min(NAMES_ROOM, limit // 10):
                     break
                 names.append(name)

@@ -1,7 +1,10 @@
 """Escaping for text that came from a manifest, a file name or the command line.
 
-- `markdown`: inert inline Markdown for GitHub (no links, HTML, mentions, code, table breaks,
-  bare-URL autolinks).
+- `markdown`: inert inline Markdown for GitHub (no links, HTML, mentions, issue references,
+  math, code, table breaks, bare-URL or e-mail autolinks). GitHub finds @mentions and #123
+  references in the rendered text, after `&#64;` is `@` again, and outside code only: so a
+  run of `@` or of `#` before a digit goes in a code span of its own (`@`alice), which also
+  breaks an e-mail address's autolink. `$` is `\\$`, as GitHub's math asks.
 - `terminal`: every human format (text, Markdown, checklist, verify, GitHub annotations) is
   passed through it on the way out: terminal control characters (ESC, so no screen clears,
   OSC 8 links or OSC 52 clipboard writes; BEL; NUL; the other C0 and C1 controls and DEL),
@@ -22,11 +25,12 @@ import re
 from linter.results import one_line
 
 _MD = {
-    "&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;",
+    "&": "&amp;", "<": "&lt;", ">": "&gt;", "$": "\\$",
     "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
     "|": "\\|", "#": "\\#", "!": "\\!", "~": "\\~",
 }
-_MD_RE = re.compile("[" + re.escape("".join(_MD)) + "]")
+# runs of @ (mentions, e-mail autolinks) and of # before a digit (issue references): code spans
+_MD_RE = re.compile("(@+|#+(?=[0-9]))|[" + re.escape("".join(_MD)) + "]")
 # GitHub turns `scheme://...` and `www.` in plain text into links; an entity in place of the
 # `:` or `.` that triggers it leaves the text as it reads, unlinked.
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![a-z0-9])(www)(\.)")
@@ -60,9 +64,23 @@ def _unlink(match: re.Match) -> str:
     return "&#58;" if match.group(1) else match.group(2) + "&#46;"
 
 
+def _md(match: re.Match) -> str:
+    return f"`{match.group(1)}`" if match.group(1) else _MD[match.group(0)]
+
+
 def markdown(value: object) -> str:
-    """Make `value` inert inline Markdown: no links, HTML, mentions, code or table breaks."""
-    return _AUTOLINK.sub(_unlink, _MD_RE.sub(lambda m: _MD[m.group(0)], one_line(value)))
+    """Make `value` inert inline Markdown: no links, HTML, mentions, references, math, code or
+    table breaks."""
+    return _AUTOLINK.sub(_unlink, _MD_RE.sub(_md, one_line(value)))
+
+
+def code(value: object) -> str:
+    """`value` (a file name) as an inline code span on one line: fenced by one backtick more
+    than its longest run of them, so no backtick in it ends the span, and shown as it is."""
+    text = " ".join(str(value).split()).replace("|", "\\|")  # a table cell's pipe, escaped even in code
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}"
 
 
 def terminal(text: str) -> str:

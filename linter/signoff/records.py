@@ -35,8 +35,10 @@ A block-style file gets the section as block lines (at the indentation of its to
 keys; a new section goes at the end); a flow-style file (`{...}`) gets it as one JSON flow
 entry. The result is parsed again and must hold exactly the same content plus the new
 record before it replaces the original, through a temporary file in the same folder and an
-atomic rename. The whole read-modify-write holds an exclusive lock on the manifest
-(`flock`), so concurrent sign-offs queue instead of losing records. Any failure, and any
+atomic rename. The whole read-modify-write holds an exclusive lock for the manifest
+(`filelock`: on Linux, macOS and Windows), so concurrent sign-offs queue instead of losing
+records. A sign-off that would make the file one hwlint then refuses to read (over the
+5,000,000-byte limit) is refused, the file unchanged. Any failure, and any
 signal the process can catch (SIGINT, SIGTERM, SIGHUP), leaves the original untouched and
 removes the temporary file; temporary files a killed run left behind are removed by the
 next sign-off, under the lock.
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -64,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from linter import __version__
-from linter.manifest.loader import Document, InputError, decode, load_text, read_bytes
+from linter.manifest.loader import MAX_BYTES, Document, InputError, decode, load_bytes, load_text, read_bytes
 from linter.report.escape import path as escaped
 from linter.results import Result, one_line
 
@@ -466,14 +469,27 @@ def record_signoff(path: str, role: str, name: str, rule_pack: str, today: dt.da
         else:
             records[at] = record
         updated = splice(text, records)
-        try:
-            after = load_text(updated, path).data
-        except InputError:
-            after = {}
-        _same_content(doc.data, after, records)
         bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-        atomic_write(path, (bom + updated).encode("utf-8"))
+        written = (bom + updated).encode("utf-8")
+        after = _readable(written, path, record)
+        _same_content(doc.data, after, records)
+        atomic_write(path, written)
     return record
+
+
+def _readable(raw: bytes, path: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The manifest `raw` as check, verify and signoff will read it; a SignoffError when they
+    would refuse it, so that a sign-off never makes its manifest unreadable."""
+    if len(raw) > MAX_BYTES:
+        raise SignoffError(f"with this sign-off the manifest would be {len(raw):,} bytes, and hwlint reads manifests of at "
+                           f"most {MAX_BYTES:,} bytes: check, verify and signoff would refuse it. Each sign-off holds a "
+                           f"compressed copy of the manifest, here {len(record.get('snapshot', '')):,} bytes: make the "
+                           "manifest smaller (a rack group or pool with a count, instead of an entry for each)")
+    try:
+        return load_bytes(raw, path).data
+    except InputError as exc:
+        raise SignoffError(f"with this sign-off hwlint could not read the manifest back ({exc.message}, at line "
+                           f"{exc.line})") from None
 
 
 def _as_written(record: dict[str, Any]) -> dict[str, Any]:
@@ -637,48 +653,53 @@ def _same_content(before: dict[str, Any], after: dict[str, Any], records: list[d
 
 
 class locked:
-    """An exclusive lock on the manifest for a read-modify-write. The lock is on the file
-    itself; since a sign-off replaces the file, a waiter that wakes up holding the lock of a
-    file that has been replaced tries again on the new one. (Where `fcntl` is missing, as on
-    Windows, there is no lock.)"""
+    """An exclusive lock for a manifest's read-modify-write, from `filelock` (flock on Linux
+    and macOS, LockFileEx on Windows), on `.NAME.hwlint-lock` beside the manifest. The holder
+    removes that file before letting go, so none is left in the work tree; a waiter that
+    took the lock of a file removed so (or replaced) tries again on the one now there."""
 
     def __init__(self, path: str):
         self.target = os.path.realpath(path)
-        self.handle: Any = None
+        folder, name = os.path.split(self.target)
+        self.path = os.path.join(folder, f".{name}.hwlint-lock")
+        self.lock: Any = None
+
+    def _same_file(self, fd: int) -> None:
+        """filelock's on_acquired: the lock taken must be that of the file now at the path."""
+        try:
+            here, mine = os.stat(self.path), os.fstat(fd)
+        except FileNotFoundError:
+            raise _Replaced() from None
+        if (here.st_dev, here.st_ino) != (mine.st_dev, mine.st_ino):
+            raise _Replaced()
 
     def __enter__(self) -> "locked":
-        try:
-            import fcntl
-        except ImportError:
-            return self
+        from filelock import FileLock, Timeout
+
+        if not os.path.isfile(self.target):
+            return self  # read_bytes says why the file cannot be read
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         while True:
+            self.lock = FileLock(self.path, timeout=max(deadline - time.monotonic(), 0), on_acquired=self._same_file)
             try:
-                handle = open(self.target, "rb")  # noqa: SIM115 - held until __exit__
-            except OSError:
-                return self  # read_bytes says why the file cannot be read
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                if time.monotonic() > deadline:
-                    raise SignoffError(f"another hwlint signoff has held {self.target} for {LOCK_WAIT_SECONDS} s; "
-                                       "try again when it is done") from None
-                time.sleep(0.02)
+                self.lock.acquire()
+            except _Replaced:
                 continue
-            try:
-                same = os.fstat(handle.fileno()).st_ino == os.stat(self.target).st_ino
-            except OSError:
-                same = False
-            if same:
-                self.handle = handle
-                _remove_leftovers(Path(self.target))
-                return self
-            handle.close()  # replaced while we waited: lock the new file
+            except Timeout:
+                raise SignoffError(f"another hwlint signoff has held {self.target} for {LOCK_WAIT_SECONDS} s; "
+                                   "try again when it is done") from None
+            _remove_leftovers(Path(self.target))
+            return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self.handle is not None:
-            self.handle.close()  # closing releases the lock
+        if self.lock is not None:
+            with contextlib.suppress(OSError):  # Windows removes it itself once it is let go
+                os.unlink(self.path)
+            self.lock.release()
+
+
+class _Replaced(Exception):
+    """The lock file was removed or replaced while this process took its lock."""
 
 
 def _temp_prefix(target: Path) -> str:
