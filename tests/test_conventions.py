@@ -156,6 +156,16 @@ def test_extend_select_and_extend_ignore_add_to_the_selection(hwlint, tmp_path):
     assert run.code == 2 and '--extend-select: no rule is named "GPUX01"' in run.err
 
 
+@pytest.mark.parametrize("xdg", ["", "  ", "/somewhere/cache"])
+def test_the_cache_folder_is_the_one_platformdirs_names(monkeypatch, xdg):
+    import platformdirs
+
+    from linter.engine.packcache import platform_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert platform_cache() == Path(platformdirs.user_cache_dir("hwlint", appauthor=False))
+
+
 def test_the_pack_cache_lives_where_the_platform_keeps_caches(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("HWLINT_CACHE", "HWLINT_CACHE_DIR")}
     env |= {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home"), "HWLINT_TODAY": TODAY}
