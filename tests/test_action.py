@@ -528,6 +528,23 @@ def test_the_comment_on_sixty_failing_manifests_is_accepted(tmp_path):
     assert [c["body"] for c in fake.comments] == [body]
 
 
+def test_the_review_steps_comment_posts_and_points_at_the_artifact_the_action_uploads(project, tmp_path):
+    """The review step's comment.md, as the action writes it in a run, through the workflow's
+    comment script: posted whole, naming review.md in the artifact the next step uploads."""
+    (tmp_path / "runner").mkdir()
+    proc, outputs, _ = run_step("review", project, tmp_path / "runner", base="HEAD")  # both unchanged: not detailed
+    assert proc.returncode == 0, proc.stderr
+    body = Path(outputs["comment"]).read_text(encoding="utf-8")
+    upload = step(load(ACTION)["runs"]["steps"], "Upload the reports as an artifact")
+    assert upload["with"]["name"] == "${{ inputs.artifact }}" and "inputs.artifact != ''" in upload["if"]
+    with FakeGitHub([]) as fake:
+        posted = post_comment(tmp_path, fake, "actions-token", body)
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    assert [c["body"] for c in fake.comments] == [body]
+    assert ("The full reviews of the unchanged manifests are review.md in the artifact `hwlint-review` of "
+            "[workflow run 99](https://github.com/acme/clusters/actions/runs/99)") in body
+
+
 def test_one_run_per_pull_request_at_a_time():
     group = load(WORKFLOW)["concurrency"]
     assert "pull_request.number" in group["group"] and group["cancel-in-progress"] is True
