@@ -1,7 +1,8 @@
 """The command line's entry point: `main(argv) -> int`, the exit code.
 
-A plain `hwlint check FILE...` (files and the flags -q, -v, --exit-zero, --statistics) and a
-plain `hwlint rules list` run here without click: they are the commands a pre-commit hook
+A plain `hwlint check [FILE...]` (files, and the flags -q, -v, --exit-zero, --statistics,
+--force-exclude, --no-cache) and a plain `hwlint rules list` run here without click: they
+are the commands a pre-commit hook
 or an editor starts over and over, and importing click costs about 15 ms. Anything else
 (other options, `-` for standard input, --help, other commands) goes through click in
 `linter.commands`, which runs the same functions of `linter.console`: the output, the exit
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 
 # check's flags the plain path takes, and the run_check argument each sets
 _CHECK_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose": "verbose",
-                "--exit-zero": "exit_zero", "--statistics": "statistics"}
+                "--exit-zero": "exit_zero", "--statistics": "statistics", "--force-exclude": "force_exclude",
+                "--no-cache": "no_cache"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,8 +66,6 @@ def _plain(args: list[str]) -> Callable[[], None] | None:
             return None
         else:
             files.append(arg)
-    if not files:
-        return None
     return lambda: console.run_check(tuple(files), **flags)
 
 

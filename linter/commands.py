@@ -67,7 +67,8 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
                      help="lowest severity that makes the exit code 1 (default: the config's fail_on, else error)"),
         click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
                      help="write the report (each --format given without :PATH) to this file"),
-        click.option("--format", "formats", multiple=True, metavar="FORMAT[:PATH]", help=format_help(formats)),
+        click.option("--format", "--output-format", "formats", multiple=True, metavar="FORMAT[:PATH]",
+                     help=format_help(formats)),
         FORCE_OPTION,
     ]
     for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
@@ -76,8 +77,22 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
 @review_options
+@click.option("--extend-select", metavar="IDS", help="add these rule ids or prefixes to the selection in effect (--select, "
+              "else the config's select; with neither, every rule runs anyway)")
+@click.option("--extend-ignore", metavar="IDS", help="skip these rule ids or prefixes too (as --ignore)")
+@click.option("--force-exclude", is_flag=True, help="apply the exclusions (defaults, the config's exclude and "
+              "extend_exclude) to files named on the command line too, as pre-commit names them")
+@click.option("--show-files", is_flag=True, help="list the manifests that would be reviewed, and exit")
+@click.option("--show-settings", is_flag=True, help="show the settings each manifest would be reviewed with (config, "
+              "selection, rule and catalog folders, exclusions, cache), and exit")
+@click.option("--no-cache", is_flag=True, help="build the rule pack afresh, neither reading nor writing the pack cache")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="keep the pack cache in this folder (default: "
+              "$HWLINT_CACHE_DIR, else the platform's cache folder)")
+@click.option("--sarif-category", metavar="CATEGORY", help="sarif format: the code-scanning category "
+              "(automationDetails.id); uploads of different categories keep their own alerts (default: none, so the "
+              "upload action's category input, or its own per workflow and job, applies)")
 @click.option("--verbose", "-v", is_flag=True, help="text format: also show fixes, pending and waived rules")
 @click.option("--base", metavar="REF", help="also report what changed against each file's version at git revision REF")
 @click.option("--stdin-filename", metavar="PATH", help="the name to report a manifest read from standard input (-) by")
@@ -91,16 +106,17 @@ def review_options(command: Any, formats: tuple[str, ...] = CHECK_FORMATS) -> An
               help="sarif format: where docs/rules.md is published, for each rule's helpUri (default: the config's "
                    "docs_url; none given: no helpUri)")
 @click.option("--color", "colour", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it)")
+              help="colour the text format; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR or CLICOLOR_FORCE "
+                   "force it, CLICOLOR=0 turns it off)")
 def check(files: tuple[str, ...], formats: tuple[str, ...], output: str | None, tier: str | None, select: str | None,
           ignore: str | None, rule_dirs: tuple[str, ...], catalogs: tuple[str, ...], fail_on: str | None, verbose: bool, base: str | None,
           stdin_filename: str | None, exit_zero: bool, quiet: bool, statistics: bool, max_chars: int | None, docs_url: str | None,
-          colour: str, force: bool,
-          config_file: str | None, isolated: bool) -> None:
-    """Review manifest FILES and report findings. A folder is searched for *.hw.yaml files;
-    - reads one manifest from standard input."""
+          colour: str, config_file: str | None, isolated: bool, **more: Any) -> None:
+    """Review manifest FILES (default: the current folder) and report findings. A folder is
+    searched for *.hw.yaml and *.hw.yml files (git's ignore files and the exclusions
+    respected); - reads one manifest from standard input."""
     run_check(files, formats, output, tier, select, ignore, rule_dirs, catalogs, fail_on, verbose, base, stdin_filename,
-              exit_zero, quiet, statistics, colour, config_file, isolated, max_chars=max_chars, docs_url=docs_url, force=force)
+              exit_zero, quiet, statistics, colour, config_file, isolated, max_chars=max_chars, docs_url=docs_url, **more)
 
 
 @cli.command("diff")

@@ -88,14 +88,15 @@ def _ids(value: str | None) -> set[str]:
     return {v.strip().upper() for v in (value or "").split(",") if v.strip()}
 
 
-def _check_patterns(select: str | None, ignore: str | None, pack: Any = None) -> Any:
-    """--select/--ignore (ids or prefixes) as a predicate on rule ids. With the pack given,
-    an id or prefix that names no rule is a usage error: a typo must not check nothing.
-    (The review itself uses linter.manifest.config.selection, which also says how a rule
-    was deselected.)"""
+def _check_patterns(select: str | None, ignore: str | None, pack: Any = None, extend_select: str | None = None,
+                    extend_ignore: str | None = None) -> Any:
+    """--select/--ignore (ids or prefixes; --extend-select and --extend-ignore add to them) as
+    a predicate on rule ids. With the pack given, an id or prefix that names no rule is a
+    usage error: a typo must not check nothing. (The review itself uses `_selection`, which
+    also says how a rule was deselected.)"""
     import re
 
-    chosen, dropped = _ids(select), _ids(ignore)
+    chosen, dropped = _ids(select) | (_ids(extend_select) if select else set()), _ids(ignore) | _ids(extend_ignore)
     full_id = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")
 
     def matches(rule_id: str, patterns: set[str]) -> bool:
@@ -106,7 +107,9 @@ def _check_patterns(select: str | None, ignore: str | None, pack: Any = None) ->
 
         ids = [r.id for r in pack.rules]
         layers = sorted({r.layer for r in pack.rules})
-        for option, patterns in (("--select", chosen), ("--ignore", dropped)):
+        given = (("--select", _ids(select)), ("--ignore", _ids(ignore)), ("--extend-select", _ids(extend_select)),
+                 ("--extend-ignore", _ids(extend_ignore)))
+        for option, patterns in given:
             for pattern in sorted(patterns):
                 if not any(matches(i, {pattern}) for i in ids):
                     hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
@@ -114,14 +117,15 @@ def _check_patterns(select: str | None, ignore: str | None, pack: Any = None) ->
     return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
 
 
-def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = ()) -> Any:
+def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = (), cache: Any = None) -> Any:
     """The rule pack with the team catalogs; a broken rule or team catalog file ends the
-    command (exit 2). A broken catalog is named before the rules: it is checked first."""
+    command (exit 2). A broken catalog is named before the rules: it is checked first.
+    `cache`: a packcache.Choice (--no-cache, --cache-dir), None for the environment's."""
     from linter.engine.rules import RuleLoadError, load_pack
     from linter.manifest.catalog import CatalogError
 
     try:
-        return load_pack(list(extra), catalogs=list(catalogs))
+        return load_pack(list(extra), catalogs=list(catalogs), cache=cache)
     except RuleLoadError as exc:
         _refuse("rule", exc.problems)
     except CatalogError as exc:
@@ -135,13 +139,13 @@ def _refuse(kind: str, problems: list[str]) -> NoReturn:
     raise Exit(2) from None
 
 
-def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str]) -> Any:
+def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str], cache: Any = None) -> Any:
     """The rule pack a review under `config` uses: the config's rule and catalog folders
     first, then the command line's. A select or ignore pattern of the config that names no
     rule of that pack ends the command (exit 2), naming the config file, line and key."""
     from linter.manifest.config import ConfigError, check_patterns
 
-    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs])
+    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs], cache)
     try:
         check_patterns(config, [r.id for r in pack.rules], sorted({r.layer for r in pack.rules}))
     except ConfigError as exc:
@@ -322,38 +326,145 @@ def _drop_stdout() -> None:
 
 
 def use_colour(choice: str, stream: Any) -> bool:
-    """--color auto: colour on a terminal, unless NO_COLOR is set (https://no-color.org);
-    FORCE_COLOR (any value but 0) colours even when piped. always / never override both."""
+    """Whether the text report is coloured. `--color always` / `never` decide; with `auto`, in
+    this order: NO_COLOR set and not empty: no colour (https://no-color.org); FORCE_COLOR set
+    and not empty, whatever its value, 0 included: colour (https://force-color.org);
+    CLICOLOR_FORCE set and not 0: colour; CLICOLOR=0: no colour (both
+    https://bixense.com/clicolors); else colour on a terminal whose TERM is not dumb."""
     import os
 
     if choice != "auto":
         return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+    if os.environ.get("FORCE_COLOR"):
         return True
+    if os.environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+        return True
+    if os.environ.get("CLICOLOR") == "0":
+        return False
     return bool(getattr(stream, "isatty", lambda: False)()) and os.environ.get("TERM") != "dumb"
 
 
-def manifest_files(paths: tuple[str, ...]) -> list[str]:
-    """FILES as given, with each directory replaced by the *.hw.yaml files under it (sorted,
-    hidden folders skipped); `-` stays `-` (standard input)."""
+def manifest_files(paths: Sequence[str], config_of: Any = None, force_exclude: bool = False) -> list[str]:
+    """FILES as given, each folder replaced by the manifests found in it, each file once
+    (linter.manifest.discovery); `-` stays `-` (standard input). `config_of(path)`: the
+    config governing a path, whose exclusions apply (default: none but the built-in ones)."""
     import os
 
-    out: list[str] = []
-    for given in paths:
-        if given != "-" and os.path.isdir(given):
-            found = []
-            for folder, subfolders, names in os.walk(given):
-                subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d != "node_modules")
-                found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".hw.yaml")]
-            # a folder without manifests stays, to be reported as such (exit 2), like a missing file
-            out += sorted(found, key=lambda f: Path(f).parts) or [given]
-        else:
-            out.append(given)
-    if out.count("-") > 1:
+    from linter.manifest.discovery import DEFAULT_EXCLUDE, Excludes, excludes_of
+    from linter.manifest.discovery import manifest_files as discover
+
+    if config_of is None:
+        default = Excludes(DEFAULT_EXCLUDE, os.getcwd())
+        excludes_for = lambda folder: default  # noqa: E731
+    else:
+        excludes_for = lambda folder: excludes_of(config_of(folder))  # noqa: E731
+    if list(paths).count("-") > 1:
         raise usage_error("- (standard input) may be given once")
-    return out
+    return discover(paths, excludes_for, force_exclude)
+
+
+class Configs:
+    """The config governing each path (`for_files` of that path alone), each file read once;
+    one for all with --config or --isolated."""
+
+    def __init__(self, explicit: str | None, isolated: bool):
+        self.explicit, self.isolated = explicit, isolated
+        self.loaded: dict[Any, Any] = {}
+
+    def key(self, path: str) -> Any:
+        from linter.manifest.config import find
+
+        return None if self.explicit or self.isolated else find(path)
+
+    def __call__(self, path: str) -> Any:
+        key = self.key(path)
+        if key not in self.loaded:
+            self.loaded[key] = _config([path], self.explicit, self.isolated)
+        return self.loaded[key]
+
+
+class Group:
+    """The manifests one config governs, and what their review uses: the config, its rule
+    pack and its selection."""
+
+    def __init__(self, config: Any, pack: Any, selected: Any):
+        self.config, self.pack, self.selected = config, pack, selected
+        self.files: list[str] = []
+        self.tally = Tally()
+
+
+def _selection(config: Any, select: str | None, ignore: str | None, extend_select: str | None,
+               extend_ignore: str | None) -> Any:
+    """linter.manifest.config.selection, with --extend-select adding to whichever select is
+    in effect (none: every rule runs anyway) and --extend-ignore adding to the ignored."""
+    from linter.manifest.config import selection
+
+    chosen = selection(config, select, ignore)
+    if chosen.select:
+        chosen.select += [(p, "--extend-select {p}") for p in sorted(_ids(extend_select))]
+    chosen.ignore += [(p, "--extend-ignore {p}") for p in sorted(_ids(extend_ignore))]
+    return chosen
+
+
+def _groups(paths: list[str], stdin_name: str, configs: Configs, build: Any) -> tuple[list[Group], list[Group]]:
+    """The groups of `paths` by governing config, in the order first met, and each path's
+    group (standard input goes by the name it is reported under). `build(config)` makes a
+    Group. No paths: one group, for the current folder."""
+    made: dict[Any, Group] = {}
+    of: list[Group] = []
+    for path in paths or ["."]:
+        where = (stdin_name if stdin_name != "-" else ".") if path == "-" else path
+        key = configs.key(where)
+        if key not in made:
+            made[key] = build(configs(where))
+        made[key].files += [path] if paths else []
+        of.append(made[key])
+    return list(made.values()), of if paths else []
+
+
+def _report_pack(groups: list[Group], rule_dirs: Sequence[str], catalogs: Sequence[str], cache: Any) -> Any:
+    """The pack the reports describe rules from: the one pack when every group uses the same
+    rule and catalog folders, else one holding all of them."""
+    folders = {(tuple(g.config.rules), tuple(g.config.catalog)) for g in groups}
+    if len(folders) == 1:
+        return groups[0].pack
+    rules = [f for g in groups for f in g.config.rules]
+    found = [c for g in groups for c in g.config.catalog]
+    return _load_pack([*dict.fromkeys(rules), *rule_dirs], [*dict.fromkeys(found), *catalogs], cache)
+
+
+def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], tier: str | None,
+                   fail_on: str | None, cache: Any) -> None:
+    """--show-settings: what a review of each group would use, as `name: value` lines."""
+    from linter.engine.packcache import directory
+    from linter.manifest.discovery import excludes_of
+    from linter.report.escape import path as shown
+
+    where = directory(cache)
+    for group in groups:
+        config = group.config
+        files = group.files
+        named = (f"{shown(files[0])}" + (f" and {len(files) - 1} more" if len(files) > 1 else "")) if files else "no manifests"
+        excludes = excludes_of(config)
+        lines = [
+            f"Settings for {named}:",
+            f"  config: {shown(config.path) if config.path else 'none'}",
+            f"  fail_on: {fail_on or config.fail_on or 'error'}",
+            f"  tier: {tier or 'as each manifest declares, else inferred'}",
+            "  select: " + (", ".join(f"{p} ({how.format(p=p)})" for p, how in group.selected.select) or "every rule"),
+            "  ignore: " + (", ".join(f"{p} ({how.format(p=p)})" for p, how in group.selected.ignore) or "nothing"),
+            f"  rule folders: {', '.join(['built-in', *(shown(str(f)) for f in group.pack.folders[1:])])}",
+            f"  catalog folders: {', '.join(['built-in', *(shown(str(f)) for f in group.pack.catalog_folders)])}",
+            f"  policy floors: {', '.join(f'{k}={v}' for k, v in config.policy.items()) or 'none'}",
+            f"  exclude: {', '.join(excludes.patterns) or 'nothing'}"
+            + (f" (paths from {shown(excludes.folder)})" if excludes.paths else ""),
+            f"  docs_url: {config.docs_url or 'none'}",
+            f"  cache: {shown(str(where)) if where else 'off'}",
+            "  reports: " + ", ".join(f"{fmt} to {shown(path) if path else 'standard output'}" for fmt, path in outputs),
+        ]
+        _echo("\n".join(lines))
 
 
 class Progress:
@@ -550,39 +661,66 @@ def _docs_url(given: str | None, config: Any) -> str | None:
         raise usage_error(f"--docs-url: {exc}") from None
 
 
-def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str | None = None, tier: str | None = None,
+def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: str | None = None, tier: str | None = None,
               select: str | None = None, ignore: str | None = None, rule_dirs: tuple[str, ...] = (),
               catalogs: tuple[str, ...] = (), fail_on: str | None = None, verbose: bool = False, base: str | None = None,
               stdin_filename: str | None = None, exit_zero: bool = False, quiet: bool = False, statistics: bool = False,
               colour: str = "auto", config_file: str | None = None, isolated: bool = False,
-              max_chars: int | None = None, docs_url: str | None = None, force: bool = False) -> None:
-    """`hwlint check`: review FILES, write the reports, end with Exit(code)."""
+              max_chars: int | None = None, docs_url: str | None = None, sarif_category: str | None = None,
+              extend_select: str | None = None, extend_ignore: str | None = None, force_exclude: bool = False,
+              show_files: bool = False, show_settings: bool = False, no_cache: bool = False,
+              cache_dir: str | None = None, force: bool = False) -> None:
+    """`hwlint check`: review FILES (none: the current folder), each under the config that
+    governs it, write the reports, end with Exit(code)."""
     import contextlib
 
     from linter.engine.bulk import review_files
-    from linter.manifest.config import selection
+    from linter.engine.packcache import Choice
     from linter.report import write, writer
 
-    paths = manifest_files(files)
+    if config_file and isolated:
+        raise usage_error("--config and --isolated contradict each other; give one")
+    files = tuple(files) or (".",)
+    configs = Configs(config_file, isolated)
+    paths = manifest_files(files, configs, force_exclude)
+    if show_files:
+        for path in paths:
+            _echo(path)
+        raise Exit(0)
     outputs = _outputs(formats, output)
     written, read = report_files(outputs, output), [*files, *paths, *filter(None, [config_file])]
     folders = [*rule_dirs, *catalogs]
+    cache = Choice(not no_cache, cache_dir)
     targets: list[Destination] = []
     writers: list[Any] = []
     reviewed_all = cleared = False
     try:
         stdin_name = stdin_filename or "-"
-        on_disk = [p for p in paths if p != "-"]
-        config = _config(on_disk or [stdin_name if stdin_name != "-" else "."], config_file, isolated)
-        check_targets(written, [*read, *read_by_config(config)], folders, force)
+
+        def build(config: Any) -> Group:
+            pack = _pack_for(config, rule_dirs, catalogs, cache)
+            _check_patterns(select, ignore, pack, extend_select, extend_ignore)
+            return Group(config, pack, _selection(config, select, ignore, extend_select, extend_ignore))
+
+        groups, group_of = _groups(paths, stdin_name, configs, build)
+        check_targets(written, [*read, *(f for g in groups for f in read_by_config(g.config))], folders, force)
         cleared = True
-        docs_url = _docs_url(docs_url, config)
-        pack = _pack_for(config, rule_dirs, catalogs)
-        _check_patterns(select, ignore, pack)
-        selected = selection(config, select, ignore)
+        if show_settings:
+            _show_settings(groups, outputs, tier, fail_on, cache)
+            raise Exit(0)
+        if not paths and not quiet:
+            from linter.manifest.discovery import SUFFIXES
+            from linter.report.escape import path as shown
+
+            _echo(f"hwlint: no manifests ({', '.join('*' + s for s in SUFFIXES)}) in {', '.join(map(shown, files))}; "
+                  "nothing to review", err=True)
+        pack = _report_pack(groups, rule_dirs, catalogs, cache)
+        docs_url = _docs_url(docs_url, groups[0].config)
         evidence = any(fmt == "json" for fmt, _ in outputs)  # only the JSON report shows the evidence in words
+        on_disk = [p for p in paths if p != "-"]
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
-        options = dict(verbose=verbose, quiet=quiet, statistics=statistics, max_chars=max_chars, docs_url=docs_url)
+        options = dict(verbose=verbose, quiet=quiet, statistics=statistics, max_chars=max_chars, docs_url=docs_url,
+                       sarif_category=sarif_category)
         # Each review goes to every report as it comes and is then dropped: a report that needs
         # them all at once (Markdown, the PR comment, GitHub annotations, any with --base) gets
         # the kept list at the end instead.
@@ -591,13 +729,11 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
                                        progress.hide if path is None and _isatty(sys.stdout) else None))
             writers.append(writer(fmt, pack, targets[-1].write, **options) if base is None else None)
         kept: list[Any] | None = [] if None in writers else None
-        tally = Tally()
         read_in: dict[str, bytes] = {}  # standard input, by the name it is reported under
-        reviewed = review_files(on_disk, pack, tier, selected, progress=progress, config=config, evidence=evidence)
+        reviewed = _reviewed(paths, group_of, review_files, progress, tier, stdin_name, read_in, evidence)
         try:
-            for p in paths:
-                review = _review_stdin(stdin_name, pack, tier, selected, config, read_in, evidence) if p == "-" else next(reviewed)
-                tally.add(review)
+            for group, review in reviewed:
+                group.tally.add(review)
                 if kept is not None:
                     kept.append(review)
                 for report in writers:
@@ -607,7 +743,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
             reviewed.close()
             progress.close()
         reviewed_all = True
-        changes = _changes(kept or [], base, pack, tier, selected, config, read_in) if base is not None else None
+        changes = _changes_by_group(kept or [], group_of, base, tier, read_in) if base is not None else None
         for (fmt, path), report, target in zip(outputs, writers, targets):
             if report is None:
                 write(fmt, kept or [], pack, target.write, changes=changes, **options)
@@ -618,7 +754,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         for target in targets:
             with contextlib.suppress(Exit):
                 target.close(finished=False)
-        if isinstance(exc, Exit) and (reviewed_all or any(t.failed for t in targets)):
+        if isinstance(exc, Exit) and (reviewed_all or any(t.failed for t in targets) or show_settings):
             raise  # the reports are written, or one could not be: the exit code says the rest
         if not cleared and not (isinstance(exc, Exit) and _cleared(written, read, folders, force)):
             raise  # nothing is written before the reports' files are cleared (a broken config names none of its own)
@@ -633,7 +769,7 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
             str(exc) if unwritable else f"internal error: {type(exc).__name__}: {exc}"
         for fmt, path in outputs:
             if fmt == "sarif" and path:
-                _write(failed(f"hwlint could not review the manifests: {why}"), path, "sarif")
+                _write(failed(f"hwlint could not review the manifests: {why}", sarif_category), path, "sarif")
         if unwritable:
             raise Exit(2) from None
         raise
@@ -642,8 +778,48 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
             spool = getattr(report, "spool", None)
             if spool is not None:
                 spool.close()
-    code = tally.code(fail_on or config.fail_on or "error")
+    code = max(group.tally.code(fail_on or group.config.fail_on or "error") for group in groups)
     raise Exit(0 if exit_zero and code == 1 else code)
+
+
+def _reviewed(paths: list[str], group_of: list[Group], review_files: Any, progress: Progress, tier: str | None,
+              stdin_name: str, read_in: dict[str, bytes], evidence: bool) -> Any:
+    """(group, review) for each of `paths`, in order: each run of paths under one config is
+    reviewed as one batch (worker processes may take it), standard input here."""
+    done = 0
+    at = 0
+    while at < len(paths):
+        group = group_of[at]
+        end = at
+        while end < len(paths) and group_of[end] is group:
+            end += 1
+        batch = paths[at:end]
+        on_disk = [p for p in batch if p != "-"]
+        reviewed = review_files(on_disk, group.pack, tier, group.selected, config=group.config, evidence=evidence,
+                                progress=lambda n, before=done: progress(before + n))
+        try:
+            for path in batch:
+                if path == "-":
+                    yield group, _review_stdin(stdin_name, group.pack, tier, group.selected, group.config, read_in,
+                                               evidence)
+                else:
+                    yield group, next(reviewed)
+        finally:
+            reviewed.close()
+        done += len(on_disk)
+        at = end
+
+
+def _changes_by_group(reviews: list[Any], group_of: list[Group], base: str, tier: str | None,
+                      read_in: dict[str, bytes]) -> list[Any]:
+    """The base diff of each review, each under its own group's pack, selection and config."""
+    out: list[Any] = [None] * len(reviews)
+    for group in dict.fromkeys(group_of):
+        at = [i for i, g in enumerate(group_of) if g is group]
+        found = _changes([reviews[i] for i in at], base, group.pack, tier, group.selected, group.config, read_in)
+        for i, change in zip(at, found):
+            out[i] = change
+    return out
 
 
 def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None,

@@ -31,6 +31,17 @@ rules:
 os.environ["HWLINT_TODAY"] = TODAY
 
 
+def twice_over(tmp_path: Path) -> list[str]:
+    """Every example, twice: as itself and as a copy under `tmp_path` (a file named twice is
+    reviewed once), for reports twice the examples' size."""
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    examples = sorted(EXAMPLES.glob("*.hw.yaml"))
+    for example in examples:
+        (copies / example.name).write_bytes(example.read_bytes())
+    return [str(p) for p in examples] + [str(copies / p.name) for p in examples]
+
+
 @dataclass
 class Run:
     code: int

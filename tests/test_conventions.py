@@ -12,6 +12,7 @@ import select
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -52,10 +53,13 @@ def test_a_folder_is_searched_for_manifests(hwlint, tmp_path):
     assert summaries == [str(tmp_path / "a" / "deep" / "x.hw.yaml"), str(tmp_path / "b.hw.yaml")]
 
 
-def test_a_folder_without_manifests_is_an_input_error(hwlint, tmp_path):
+def test_a_folder_without_manifests_adds_none_and_nothing_to_review_exits_0(hwlint, tmp_path):
     run = hwlint("check", tmp_path, GOOD)
-    assert run.code == 2 and "Traceback" not in run.err
-    assert run.out.startswith(f"{tmp_path}:1:1: IO ") and "no *.hw.yaml files under it" in run.out
+    assert run.code == 0 and run.out.splitlines()[-1].startswith(f"{GOOD}: 0 failing"), run.err
+    empty = hwlint("check", tmp_path)  # as ruff: a note, no failure
+    assert empty.code == 0 and empty.out == ""
+    assert empty.err == f"hwlint: no manifests (*.hw.yaml, *.hw.yml) in {tmp_path}; nothing to review\n"
+    assert hwlint("check", tmp_path, "-q").err == ""
 
 
 def test_dash_reads_standard_input_named_by_stdin_filename(hwlint, monkeypatch):
@@ -82,11 +86,16 @@ def test_exit_zero_quiet_and_statistics(hwlint, tmp_path):
     stats = hwlint("check", FLAWED, GOOD, "--statistics")
     lines = stats.out.splitlines()
     assert not any(FINDING.match(line) for line in lines)
-    counts = {m[2]: int(m[1]) for m in (re.match(r"^\s*(\d+)\s+([A-Z]{2,5}\d{3})\s+(error|warning|info)\s", line) for line in lines) if m}
+    rows = [line.split("\t") for line in lines if "\t" in line]
+    assert all(len(row) == 4 and row[2] in ("error", "warning", "info") for row in rows)  # tab-separated, as ruff's
+    counts = {rule_id: int(n) for n, rule_id, _, _ in rows}
     expected = {}
     for m in filter(None, map(FINDING.match, full)):
         expected[m["id"]] = expected.get(m["id"], 0) + 1
     assert counts == expected and sum(counts.values()) == 27
+    stats = hwlint("check", *sorted(FLAWED.parent.glob("*.hw.yaml")), "--statistics").out.splitlines()
+    ordered = [(-int(row[0]), row[1]) for row in (line.split("\t") for line in stats) if len(row) == 4]
+    assert ordered == sorted(ordered) and ordered[0][0] < -1  # most frequent first, then by id
 
 
 def test_text_findings_are_in_file_and_line_order(hwlint):
@@ -107,6 +116,72 @@ def test_colour_only_when_asked_or_on_a_terminal(hwlint, monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
     assert not ANSI.search(hwlint("check", FLAWED).out)
     assert not ANSI.search(hwlint("check", FLAWED, "--color", "never").out)
+
+
+@pytest.mark.parametrize("env, coloured", [
+    ({"FORCE_COLOR": "0"}, True),  # force-color.org: set and not empty, whatever the value
+    ({"FORCE_COLOR": ""}, False),
+    ({"CLICOLOR_FORCE": "1"}, True),  # bixense.com/clicolors
+    ({"CLICOLOR_FORCE": "0"}, False),
+    ({"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, False),  # no-color.org comes first
+    ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+])
+def test_colour_follows_the_forcing_conventions_when_piped(hwlint, monkeypatch, env, coloured):
+    for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert bool(ANSI.search(hwlint("check", FLAWED).out)) is coloured
+    assert not ANSI.search(hwlint("check", FLAWED, "--color", "never").out)
+
+
+def test_output_format_is_rufs_name_for_format(hwlint, tmp_path):
+    assert hwlint("check", FLAWED, "--output-format", "json").out == hwlint("check", FLAWED, "--format", "json").out
+    out = tmp_path / "r.sarif"
+    assert hwlint("check", FLAWED, "--output-format", f"sarif:{out}").code == 1 and out.read_text().startswith("{")
+
+
+def test_extend_select_and_extend_ignore_add_to_the_selection(hwlint, tmp_path):
+    def failing(*args: str) -> set[str]:
+        return {m["id"] for m in map(FINDING.match, hwlint("check", *args).out.splitlines()) if m}
+
+    assert failing(FLAWED, "--select", "GPU", "--extend-select", "PWR001") == failing(FLAWED, "--select", "GPU,PWR001")
+    assert failing(FLAWED, "--extend-ignore", "PWR") == failing(FLAWED, "--ignore", "PWR")
+    assert failing(FLAWED, "--extend-select", "PWR001") == failing(FLAWED)  # no select in effect: every rule runs
+    manifest = tmp_path / "a.hw.yaml"
+    shutil.copy(FLAWED, manifest)
+    (tmp_path / ".hwlint.yaml").write_text("select: [STO]\n")
+    assert failing(manifest, "--extend-select", "GPU002") == failing(manifest, "--select", "STO,GPU002")
+    run = hwlint("check", FLAWED, "--extend-select", "GPUX01")
+    assert run.code == 2 and '--extend-select: no rule is named "GPUX01"' in run.err
+
+
+@pytest.mark.parametrize("xdg", ["", "  ", "/somewhere/cache"])
+def test_the_cache_folder_is_the_one_platformdirs_names(monkeypatch, xdg):
+    import platformdirs
+
+    from linter.engine.packcache import platform_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert platform_cache() == Path(platformdirs.user_cache_dir("hwlint", appauthor=False))
+
+
+def test_the_pack_cache_lives_where_the_platform_keeps_caches(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("HWLINT_CACHE", "HWLINT_CACHE_DIR")}
+    env |= {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home"), "HWLINT_TODAY": TODAY}
+    assert subprocess.run([sys.executable, "-m", "linter.cli", "check", str(GOOD)], env=env, capture_output=True,
+                          timeout=120).returncode == 0
+    expected = Path(subprocess.run([sys.executable, "-c", "import platformdirs; print(platformdirs.user_cache_dir("
+                                    "'hwlint', appauthor=False))"], env=env, capture_output=True, text=True).stdout.strip())
+    assert list(expected.glob("pack-*.pickle")) and expected == tmp_path / "xdg" / "hwlint"
+    chosen = tmp_path / "chosen"
+    env["HWLINT_CACHE_DIR"] = str(tmp_path / "from-env")
+    run = subprocess.run([sys.executable, "-m", "linter.cli", "check", str(GOOD), "--cache-dir", str(chosen)], env=env,
+                         capture_output=True, timeout=120)
+    assert run.returncode == 0 and list(chosen.glob("pack-*.pickle")) and not (tmp_path / "from-env").exists()
+    run = subprocess.run([sys.executable, "-m", "linter.cli", "check", str(GOOD), "--no-cache"], env=env,
+                         capture_output=True, timeout=120)
+    assert run.returncode == 0 and not (tmp_path / "from-env").exists()
 
 
 def on_a_terminal(args: list[str], env: dict, stream: str) -> tuple[str, str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import EXAMPLES, ROOT, TODAY, hwlint_process
+from conftest import EXAMPLES, ROOT, TODAY, hwlint_process, twice_over
 
 MANIFEST = EXAMPLES / "multi-node-pretrain.hw.yaml"
 CORPUS = ROOT / "tests" / "bad_inputs"
@@ -342,11 +342,11 @@ def test_standard_input_has_the_file_size_limit(hwlint, monkeypatch, tmp_path):
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
-def test_a_standard_output_that_cannot_be_written_ends_in_words(fmt):
+def test_a_standard_output_that_cannot_be_written_ends_in_words(fmt, tmp_path):
     """A full disk behind standard output (/dev/full) is the user's to fix: one line that
     says so and what to do, exit 2; no internal error, no exception printed at exit. Twice
     the examples make the JSON report spill to its temporary file and come back as bytes."""
-    files = [str(p) for p in sorted(EXAMPLES.glob("*.hw.yaml"))] * 2
+    files = twice_over(tmp_path)
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "linter.cli", "check", "--format", fmt, *files], cwd=ROOT,
                               env={**os.environ, "HWLINT_TODAY": TODAY}, stdout=full, stderr=subprocess.PIPE,

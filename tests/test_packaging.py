@@ -47,7 +47,7 @@ def test_formats_offered_by_help_are_accepted(hwlint, command, tmp_path):
     from conftest import EXAMPLES
 
     listed = hwlint(command, "--help").out.replace("\n", " ")
-    offered = re.search(r"--format FORMAT\[:PATH\]\s+(.+?) \(default text\)", listed)[1]
+    offered = re.search(r"--format(?:, --output-format)? FORMAT\[:PATH\]\s+(.+?) \(default text\)", listed)[1]
     names = re.split(r",\s*|\s+or\s+", re.sub(r"\s+", " ", offered).strip())
     assert "text" in names and "json" in names
     example = EXAMPLES / "single-node-finetune.hw.yaml"

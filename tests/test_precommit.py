@@ -42,7 +42,7 @@ def test_hook_definition_is_valid_for_pre_commit():
     from pre_commit.clientlib import load_manifest
 
     (loaded,) = load_manifest(str(HOOKS))  # pre-commit's own schema check
-    assert loaded["id"] == "hwlint" and loaded["entry"] == "hwlint check" and loaded["language"] == "python"
+    assert loaded["id"] == "hwlint" and loaded["entry"] == "hwlint check --force-exclude" and loaded["language"] == "python"
 
 
 @pytest.mark.parametrize("name, matches", [
@@ -82,8 +82,14 @@ def hook_repository(target: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="module")
+def hooks(tmp_path_factory) -> Path:
+    """This working tree's hwlint as a hook repository, made once for the tests here."""
+    return hook_repository(tmp_path_factory.mktemp("hooks") / "hwlint")
+
+
 def try_repo(hooks: Path, project: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HWLINT_TODAY": TODAY, "PRE_COMMIT_HOME": str(project.parent / "pre-commit-home"),
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "PRE_COMMIT_HOME": str(hooks.parent / "pre-commit-home"),
            "PRE_COMMIT_COLOR": "never"}
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "hwlint", *args],
@@ -91,11 +97,10 @@ def try_repo(hooks: Path, project: Path, *args: str) -> subprocess.CompletedProc
     )
 
 
-def test_pre_commit_try_repo_fails_bad_manifests_and_passes_good_ones(tmp_path, hwlint):
+def test_pre_commit_try_repo_fails_bad_manifests_and_passes_good_ones(tmp_path, hwlint, hooks):
     pytest.importorskip("pre_commit", reason="pre-commit is in the test extra: pip install -e '.[test]'")
     good_source = EXAMPLES / "multi-node-pretrain.hw.yaml"
     assert hwlint("check", good_source).code == 0, "the good example must pass for this test"
-    hooks = hook_repository(tmp_path / "hwlint")
     project = tmp_path / "project"
     project.mkdir()
     git(project, "init", "-q")
@@ -124,3 +129,34 @@ def test_pre_commit_try_repo_fails_bad_manifests_and_passes_good_ones(tmp_path, 
     output = good_only.stdout + good_only.stderr
     assert good_only.returncode == 0, output
     assert re.search(r"^hwlint \(GPU-cluster manifest review\)\.+Passed$", output, re.M), output
+
+
+def test_pre_commit_in_a_repository_whose_teams_keep_a_config_each(tmp_path, hooks):
+    """Two team folders with a .hwlint.yaml each (one ignores the rules that fail, one fails on
+    warnings and excludes its drafts), and a vendored copy under venv/: one hook run reviews
+    each manifest under its own team's config and skips what the configs exclude."""
+    pytest.importorskip("pre_commit", reason="pre-commit is in the test extra: pip install -e '.[test]'")
+    project = tmp_path / "project"
+    (project / "teams" / "research").mkdir(parents=True)
+    (project / "teams" / "platform" / "drafts").mkdir(parents=True)
+    (project / "venv" / "lib").mkdir(parents=True)
+    git(project, "init", "-q")
+    flawed = EXAMPLES / "flawed-cluster.hw.yaml"
+    shutil.copy(flawed, project / "teams" / "research" / "cluster.hw.yaml")
+    shutil.copy(EXAMPLES / "single-gpu-experiment.hw.yaml", project / "teams" / "platform" / "cluster.hw.yaml")
+    shutil.copy(flawed, project / "teams" / "platform" / "drafts" / "wip.hw.yaml")
+    shutil.copy(flawed, project / "venv" / "lib" / "vendored.hw.yaml")
+    (project / "teams" / "research" / ".hwlint.yaml").write_text(
+        "ignore: [GPU, LNK, NET, STO, PWR, BUY, MEM, OPS]\n")  # every layer that fails in the flawed example
+    (project / "teams" / "platform" / ".hwlint.yaml").write_text("fail_on: warning\nextend_exclude: [drafts]\n")
+    git(project, "add", ".")
+
+    run = try_repo(hooks, project, "--all-files")
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output  # the platform team fails on its warning (STO007)
+    found = {(m["file"], m["id"]) for m in FINDING.finditer(output)}
+    assert found == {("teams/platform/cluster.hw.yaml", "STO007")}, output
+    assert "wip.hw.yaml" not in output and "vendored.hw.yaml" not in output
+    (project / "teams" / "platform" / ".hwlint.yaml").write_text("extend_exclude: [drafts]\n")
+    git(project, "add", ".")
+    assert try_repo(hooks, project, "--all-files").returncode == 0

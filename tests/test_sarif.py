@@ -30,8 +30,8 @@ def github_problems(doc: dict) -> list[str]:
         driver = run["tool"]["driver"]
         if not driver.get("name"):
             problems.append("tool.driver.name is required")
-        if not str(run.get("automationDetails", {}).get("id", "")).strip():
-            problems.append("automationDetails.id names the category")
+        if "automationDetails" in run and not str(run["automationDetails"].get("id", "")).strip():
+            problems.append("automationDetails.id, when given, names the category")
         rules = driver.get("rules", [])
         if len(rules) > 25_000 or len(run["results"]) > 25_000:
             problems.append("at most 25,000 rules and results per run")
@@ -75,8 +75,8 @@ def github_problems(doc: dict) -> list[str]:
                 if "endLine" in region and (region["endLine"] < region["startLine"] or
                                             (region["endLine"] == region["startLine"] and region["endColumn"] <= region["startColumn"])):
                     problems.append(f"{where}: the region ends after it starts")
-            if not re.match(r"^[0-9a-f]+:\d+$", result.get("partialFingerprints", {}).get("primaryLocationLineHash", "")):
-                problems.append(f"{where}: primaryLocationLineHash in GitHub's hash:occurrence form")
+            if "primaryLocationLineHash" in result.get("partialFingerprints", {}):
+                problems.append(f"{where}: primaryLocationLineHash is the upload action's to compute")
     return problems
 
 
@@ -163,8 +163,8 @@ def test_an_edited_value_keeps_its_alert(hwlint, tmp_path):
     for rule_id in before:
         assert before[rule_id]["partialFingerprints"] == after[rule_id]["partialFingerprints"], rule_id
     assert before["PWR001"]["message"] != after["PWR001"]["message"]  # the value did change
-    hashes = [r["partialFingerprints"]["primaryLocationLineHash"] for r in before.values()]
-    assert len(set(hashes)) == len(hashes)
+    prints = [r["partialFingerprints"]["hwlintFinding/v1"] for r in before.values()]
+    assert len(set(prints)) == len(prints)
 
 
 def test_without_a_docs_address_there_is_no_made_up_one(hwlint, tmp_path, monkeypatch):
@@ -204,3 +204,161 @@ def test_a_docs_address_that_is_not_absolute_http_is_refused(hwlint, tmp_path, w
         run = hwlint("check", manifest, "--format", "sarif", "--docs-url", value)
     assert run.code == 2 and run.out == "" and "docs_url" in run.err.replace("--docs-url", "docs_url")
     assert "absolute http(s) address" in run.err
+
+
+# --- GitHub's upload action and code scanning, as the action's source documents them -------
+#
+# github/codeql-action/upload-sarif, before it sends a log: `populateRunAutomationDetails`
+# (src/upload-lib.ts) gives a run without automationDetails the id made of the `category`
+# input with a slash appended, and leaves a run that has one as it is; `addFingerprints`
+# (src/fingerprints.ts) computes primaryLocationLineHash from the text of each result's first
+# line and, where the log already holds a different value, keeps that and logs "Calculated
+# fingerprint of ... but found existing inconsistent fingerprint value ..." for the result.
+# Code scanning then keeps one analysis per tool and category: a new upload replaces the
+# alerts of the last one of its category only.
+
+
+def line_hashes(text: str) -> dict[int, str]:
+    """GitHub's primaryLocationLineHash of each line (fingerprints.ts `hash`): a rolling hash
+    of the next 100 UTF-16 units that are not spaces or tabs, from the line's first one on
+    (CR and CRLF read as LF, the end of the file as 65535 and then zeros), in 64-bit
+    arithmetic; a hash met again is numbered :2, :3 ..."""
+    block, mod, mask = 100, 37, (1 << 64) - 1
+    first_mod = pow(mod, block, 1 << 64)
+    window, starts = [0] * block, [-1] * block
+    state = {"hash": 0, "index": 0, "line": 0, "start": True, "cr": False}
+    seen: dict[str, int] = {}
+    out: dict[int, str] = {}
+
+    def emit() -> None:
+        at = state["index"]
+        value = format(state["hash"], "x")
+        seen[value] = seen.get(value, 0) + 1
+        out[starts[at]] = f"{value}:{seen[value]}"
+        starts[at] = -1
+
+    def update(unit: int) -> None:
+        at = state["index"]
+        old, window[at] = window[at], unit
+        state["hash"] = (mod * state["hash"] + unit - first_mod * old) & mask
+        state["index"] = (at + 1) % block
+
+    def feed(unit: int) -> None:
+        if unit in (32, 9) or (state["cr"] and unit == 10):
+            state["cr"] = False
+            return
+        state["cr"] = unit == 13
+        unit = 10 if unit == 13 else unit
+        if starts[state["index"]] != -1:
+            emit()
+        if state["start"]:
+            state["start"], state["line"] = False, state["line"] + 1
+            starts[state["index"]] = state["line"]
+        if unit == 10:
+            state["start"] = True
+        update(unit)
+
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        feed(int.from_bytes(data[i:i + 2], "little"))
+    feed(65535)
+    for _ in range(block):
+        if starts[state["index"]] != -1:
+            emit()
+        update(0)
+    return out
+
+
+def upload(log: dict, category: str | None, checkout: Path) -> tuple[dict, list[str]]:
+    """The log as upload-sarif sends it, and the warnings it logs on the way."""
+    import copy
+    from urllib.parse import unquote
+
+    log, warnings = copy.deepcopy(log), []
+    for run in log["runs"]:
+        if category is not None and "automationDetails" not in run:
+            run["automationDetails"] = {"id": category if category.endswith("/") else category + "/"}
+        for result in run["results"]:
+            location = result["locations"][0]["physicalLocation"]
+            uri, line = unquote(location["artifactLocation"]["uri"]), location["region"]["startLine"]
+            computed = line_hashes((checkout / uri).read_text(encoding="utf-8"))[line]
+            given = result.setdefault("partialFingerprints", {}).get("primaryLocationLineHash")
+            if given is None:
+                result["partialFingerprints"]["primaryLocationLineHash"] = computed
+            elif given != computed:
+                warnings.append(f"Calculated fingerprint of {computed} for file {uri} line {line}, but found "
+                                f"existing inconsistent fingerprint value {given}")
+    return log, warnings
+
+
+class CodeScanning:
+    """Open alerts: the last analysis of each (tool, category) holds its alerts."""
+
+    def __init__(self) -> None:
+        self.analyses: dict[tuple[str, str], set[tuple[str, str]]] = {}
+
+    def receive(self, log: dict) -> None:
+        for run in log["runs"]:
+            category = run.get("automationDetails", {}).get("id", "").rsplit("/", 1)[0]
+            alerts = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in run["results"]}
+            self.analyses[(run["tool"]["driver"]["name"], category)] = alerts
+
+    def open(self) -> set[tuple[str, str]]:
+        return set().union(*self.analyses.values())
+
+
+@pytest.fixture
+def two_teams(tmp_path, monkeypatch):
+    """A checkout with two team folders, each with a failing manifest of its own."""
+    (tmp_path / ".git").mkdir()
+    for team in ("eu", "us"):
+        (tmp_path / "teams" / team).mkdir(parents=True)
+        (tmp_path / "teams" / team / "cluster.hw.yaml").write_text(FLAWED.read_text())
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_category_given_is_the_one_the_upload_keeps(hwlint, two_teams):
+    plain = sarif(hwlint, "teams/eu")
+    assert "automationDetails" not in plain["runs"][0]  # so the upload action's category input applies
+    sent, _ = upload(plain, "hwlint-eu", two_teams)
+    assert sent["runs"][0]["automationDetails"] == {"id": "hwlint-eu/"}
+    given = sarif(hwlint, "teams/eu", "--sarif-category", "hwlint/eu")
+    assert given["runs"][0]["automationDetails"] == {"id": "hwlint/eu/"}
+    assert upload(given, "something-else", two_teams)[0]["runs"][0]["automationDetails"] == {"id": "hwlint/eu/"}
+    assert validate(given) == []
+
+
+def test_two_uploads_with_their_own_categories_keep_their_own_alerts(hwlint, two_teams):
+    scanning = CodeScanning()
+    for team in ("eu", "us"):  # two jobs of a matrix, or two workflows
+        scanning.receive(upload(sarif(hwlint, f"teams/{team}", "--sarif-category", f"hwlint-{team}"), None, two_teams)[0])
+    files = {uri for _, uri in scanning.open()}
+    assert files == {"teams/eu/cluster.hw.yaml", "teams/us/cluster.hw.yaml"}
+    # the same two uploads in one category: the second closes the first one's alerts
+    scanning = CodeScanning()
+    for team in ("eu", "us"):
+        log = sarif(hwlint, f"teams/{team}")
+        log["runs"][0]["automationDetails"] = {"id": "hwlint/"}
+        scanning.receive(upload(log, None, two_teams)[0])
+    assert {uri for _, uri in scanning.open()} == {"teams/us/cluster.hw.yaml"}
+
+
+def test_the_upload_action_computes_the_line_hash_and_warns_about_none(hwlint, two_teams):
+    log = sarif(hwlint, "teams/eu")
+    sent, warnings = upload(log, "hwlint", two_teams)
+    assert log["runs"][0]["results"] and warnings == []
+    assert all(re.fullmatch(r"[0-9a-f]+:\d+", r["partialFingerprints"]["primaryLocationLineHash"])
+               for r in sent["runs"][0]["results"])
+    assert all(r["partialFingerprints"]["hwlintFinding/v1"] for r in sent["runs"][0]["results"])
+    # a line hash of hwlint's own, as it wrote before, is warned about once per result
+    for result in log["runs"][0]["results"]:
+        result["partialFingerprints"]["primaryLocationLineHash"] = "0123456789abcdef:1"
+    assert len(upload(log, "hwlint", two_teams)[1]) == len(log["runs"][0]["results"])
+
+
+def test_githubs_line_hash_follows_the_text_so_hwlints_own_key_is_what_stays():
+    # fingerprints.ts ignores spaces and tabs and reads CRLF as LF, but an edited value (or the
+    # text just after the line) changes the hash: hwlintFinding/v1 is what keeps the alert
+    assert line_hashes("x:\t1\r\ny: 2\n") == line_hashes("x:1\ny:2\n")
+    assert line_hashes("it_capacity_kw: 60\n")[1] != line_hashes("it_capacity_kw: 58\n")[1]

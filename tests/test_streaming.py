@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, ROOT, TODAY
+from conftest import EXAMPLES, ROOT, TODAY, twice_over
 
 
 # Linux keeps a process's peak memory across exec, so a child forked from this (large) test
@@ -114,7 +114,7 @@ def test_a_report_past_the_spool_limit_is_the_same_text_wherever_it_goes(tmp_pat
     the report is the same text; and it is the report of every manifest."""
     from linter.report.json import Spool
 
-    files = sorted(str(p) for p in EXAMPLES.glob("*.hw.yaml")) * 2
+    files = twice_over(tmp_path)
     env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_JOBS": "1", "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
     base = [sys.executable, "-m", "linter.cli", "check", "--exit-zero", *files]
     to_file = subprocess.run([*base, "--format", f"json:{tmp_path / 'r.json'}", "--format", f"sarif:{tmp_path / 'r.sarif'}"],
@@ -140,7 +140,7 @@ def test_a_report_whose_temporary_file_cannot_be_written_ends_in_words(tmp_path)
     and a SARIF log asked for beside it says the run failed."""
     import resource
 
-    files = sorted(str(p) for p in EXAMPLES.glob("*.hw.yaml")) * 2
+    files = twice_over(tmp_path)
     env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_JOBS": "1", "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
     sarif = tmp_path / "r.sarif"
     for limit, says in ((500_000, "its temporary file in "), (0, "No usable temporary directory found")):

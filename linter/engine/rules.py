@@ -119,17 +119,18 @@ def _rule_validator() -> Any:
 
 
 def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True,
-              catalogs: list[str] | tuple[str, ...] = ()) -> RulePack:
+              catalogs: list[str] | tuple[str, ...] = (), cache: Any = None) -> RulePack:
     """The built-in rules (unless `builtin` is false) plus the rule folders in `extra`, with
     the built-in catalog and the team catalog folders `catalogs` (checked: CatalogError);
-    served from the pack cache (linter.packcache) when no file it depends on changed."""
+    served from the pack cache (linter.packcache; `cache`: its packcache.Choice) when no file
+    it depends on changed."""
     from linter.engine.packcache import cached
 
     folders = ([data_dir("rules")] if builtin else []) + [Path(f) for f in extra]
     # Naming a folder twice (e.g. `--rules rules` in this repository) loads it once.
     folders = [f for i, f in enumerate(folders) if f.resolve() not in {g.resolve() for g in folders[:i]}]
     teams = [Path(c) for c in catalogs]
-    return cached(lambda: _build_pack(folders, teams), folders, data_dir("schemas"), teams)
+    return cached(lambda: _build_pack(folders, teams), folders, data_dir("schemas"), teams, cache)
 
 
 def _build_pack(folders: list[Path], catalogs: list[Path] | None = None) -> RulePack:

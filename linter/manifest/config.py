@@ -14,6 +14,8 @@ ignore: [BUY005]             # added to the command line's --ignore
 fail_on: warning             # the command line's --fail-on wins
 catalog: [team-catalog]      # extra catalog folders, relative to this file
 docs_url: https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md   # SARIF links each rule here (--docs-url wins)
+exclude: [archive]           # what a folder's search skips, replacing the defaults (venv, build, dist, ...)
+extend_exclude: [drafts/*.hw.yaml]   # added to the defaults (ruff's spelling extend-exclude too)
 signoff:
   roles: [technical lead, facilities, finance]   # required; a manifest may add roles, not drop them
   allowed_signers: keys/allowed_signers           # ssh-keygen's allowed-signers file (git's format)
@@ -46,7 +48,8 @@ from linter.paths import relative
 from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
-TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "fail_on", "catalog", "docs_url", "signoff")
+TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "fail_on", "catalog", "docs_url", "signoff",
+            "exclude", "extend_exclude", "extend-exclude")
 SIGNOFF_KEYS = ("roles", "allowed_signers", "signers", "roles_per_signer", "require_signatures")
 FAIL_ON = ("error", "warning", "info")
 ROLES_KEY = "signoff_roles"
@@ -68,6 +71,8 @@ class Config:
     fail_on: str | None = None
     catalog: list[str] = field(default_factory=list)
     docs_url: str | None = None  # where docs/rules.md is published (SARIF's helpUri); None: not said
+    exclude: list[str] | None = None  # glob patterns a folder's search skips; None: the defaults (linter.manifest.discovery)
+    extend_exclude: list[str] = field(default_factory=list)  # patterns skipped besides those
     roles: list[str] = field(default_factory=list)
     allowed_signers: str | None = None
     signers: dict[str, list[str]] = field(default_factory=dict)
@@ -250,6 +255,12 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
             raise fail(("docs_url",), "give the absolute http(s) address of docs/rules.md, without a #fragment, "
                        "e.g. https://github.com/ORG/hwlint/blob/v0.1.0/docs/rules.md")
         config.docs_url = docs_url.strip()
+    if "extend_exclude" in data and "extend-exclude" in data:
+        raise fail(("extend-exclude",), "give extend_exclude or extend-exclude, not both (they are one setting)")
+    if data.get("exclude") is not None:
+        config.exclude = _strings(data["exclude"], ("exclude",), fail)
+    spelt = "extend_exclude" if "extend_exclude" in data else "extend-exclude"
+    config.extend_exclude = _strings(data.get(spelt) or [], (spelt,), fail)
 
     signoff = data.get("signoff") or {}
     if not isinstance(signoff, dict):

@@ -33,6 +33,7 @@ REGISTRY: dict[str, str] = {
 #   quiet       --quiet;          statistics  --statistics
 #   max_chars   --max-chars (None when not given)
 #   docs_url    where docs/rules.md is published (--docs-url, else the config's docs_url; None: unknown)
+#   sarif_category  --sarif-category: the code-scanning category (None: the upload action chooses)
 
 
 def reported(reviews: list[Any]) -> Iterator[Any]:
@@ -47,10 +48,11 @@ def reporter(name: str) -> Callable[..., str]:
 
 
 def render(name: str, reviews: list[Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
-           quiet: bool = False, statistics: bool = False, max_chars: int | None = None, docs_url: str | None = None) -> str:
+           quiet: bool = False, statistics: bool = False, max_chars: int | None = None, docs_url: str | None = None,
+           sarif_category: str | None = None) -> str:
     """Render `reviews` in format `name`; with `changes`, text and Markdown gain the base diff."""
     parts: list[str | bytes] = []
-    write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics, max_chars, docs_url)
+    write(name, reviews, pack, parts.append, verbose, changes, quiet, statistics, max_chars, docs_url, sarif_category)
     return joined(parts)
 
 
@@ -64,12 +66,12 @@ def joined(pieces: list[str | bytes]) -> str:
 
 def _options(function: Callable[..., Any], pack: Any, verbose: bool = False, changes: list[Any] | None = None,
              quiet: bool = False, statistics: bool = False, max_chars: int | None = None,
-             docs_url: str | None = None) -> dict[str, Any]:
+             docs_url: str | None = None, sarif_category: str | None = None) -> dict[str, Any]:
     """The options `function` names, of those OPTIONS offers."""
     offered = {
         "pack": pack, "references": pack.references, "rule_count": len(pack.rules),
         "verbose": verbose, "changes": changes, "quiet": quiet, "statistics": statistics, "max_chars": max_chars,
-        "docs_url": docs_url,
+        "docs_url": docs_url, "sarif_category": sarif_category,
     }
     wanted = _parameters(function)
     return {k: v for k, v in offered.items() if k in wanted}
@@ -84,7 +86,7 @@ def _parameters(function: Callable[..., Any]) -> tuple[str, ...]:
 
 def writer(name: str, pack: Any, out: Callable[[str], None], verbose: bool = False, changes: list[Any] | None = None,
            quiet: bool = False, statistics: bool = False, max_chars: int | None = None,
-           docs_url: str | None = None) -> Any:
+           docs_url: str | None = None, sarif_category: str | None = None) -> Any:
     """A report of format `name` written as the reviews come: `.add(review)` for each, in
     order, then `.close()`; memory stays that of one manifest, not of the run. A format whose
     module has a `Stream` class (text, JSON, SARIF) has one; None for the others, and with
@@ -92,17 +94,17 @@ def writer(name: str, pack: Any, out: Callable[[str], None], verbose: bool = Fal
     stream = getattr(import_module(REGISTRY[name].split(":")[0]), "Stream", None)
     if stream is None or changes is not None:
         return None
-    return stream(out, **_options(stream, pack, verbose, changes, quiet, statistics, max_chars, docs_url))
+    return stream(out, **_options(stream, pack, verbose, changes, quiet, statistics, max_chars, docs_url, sarif_category))
 
 
 def write(name: str, reviews: list[Any], pack: Any, out: Callable[[str], None], verbose: bool = False,
           changes: list[Any] | None = None, quiet: bool = False, statistics: bool = False,
-          max_chars: int | None = None, docs_url: str | None = None) -> None:
+          max_chars: int | None = None, docs_url: str | None = None, sarif_category: str | None = None) -> None:
     """`render`, handed to `out` in pieces: a format whose module has `stream(reviews, write,
     **options)` (JSON, SARIF) writes one manifest or finding at a time, so a report of
     thousands of manifests is never held whole in memory."""
     function = reporter(name)
-    options = _options(function, pack, verbose, changes, quiet, statistics, max_chars, docs_url)
+    options = _options(function, pack, verbose, changes, quiet, statistics, max_chars, docs_url, sarif_category)
     before = after = ""
     if changes is not None and "changes" not in options and name in ("text", "markdown") and not (quiet and name == "text"):
         from linter.report import changes as diff

@@ -14,23 +14,22 @@ In order:
 4. the full review of as many changed manifests as fit, failing ones first, each led by what
    its change does; the first that does not fit whole keeps its summary and as many findings
    as fit (fit.shorten); the others are left to
-5. one line saying where the rest is: this workflow run's job summary and the artifact the
-   action uploads (`HWLINT_ARTIFACT`, set by action.yml), linked to the run when GitHub's
-   `GITHUB_SERVER_URL`, `GITHUB_REPOSITORY` and `GITHUB_RUN_ID` are set; outside a workflow,
-   the command that prints the full review;
+5. one line saying where the rest is: review.md in the artifact the action uploads
+   (`HWLINT_ARTIFACT`, set by action.yml), and as far as it holds them this run's job summary,
+   linked to the run when GitHub's `GITHUB_SERVER_URL`, `GITHUB_REPOSITORY` and
+   `GITHUB_RUN_ID` are set; outside a workflow, the command that prints the full review;
 6. one list of sources for the whole comment: citations are numbered once (markdown.Footnotes).
 """
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Any
 
 from linter.engine.review import Review
 from linter.report import changes as diff
 from linter.report import fit
 from linter.report.escape import code, human, markdown as md
+from linter.report.location import artifact, workflow_run
 from linter.report.markdown import Footnotes, rank, render_one, verdict
 
 MARKER = "<!-- hwlint-review -->"
@@ -64,16 +63,15 @@ def _row(review: Review, change: Any, where: str, with_base: bool) -> str:
 
 
 def _where_the_rest_is() -> str:
-    """Where the full reviews are: in a workflow run, its job summary and artifact."""
-    server, repository, run = (os.environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
-    artifact = os.environ.get("HWLINT_ARTIFACT", "")
-    if re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?", server) and re.fullmatch(r"[\w.-]+/[\w.-]+", repository) \
-            and re.fullmatch(r"\d+", run):
-        run_link = f"[workflow run {run}]({server}/{repository}/actions/runs/{run})"
-        stored = (f", and in its artifact {code(artifact)} (review.md, with every finding in hwlint.json and hwlint.sarif)"
-                  if artifact else "")
-        return f"are in the job summary of {run_link}{stored}"
-    return "are not in this comment: `hwlint check --format markdown FILE` prints the full review of a manifest"
+    """Where the full reviews are: in a workflow run, the artifact the action uploads (and the
+    job summary, as far as GitHub's 1 MiB for it allows); elsewhere, the command."""
+    run, stored = workflow_run(), artifact()
+    if run and stored:
+        return (f"are review.md in the artifact {code(stored)} of {run}, every finding also in hwlint.json and "
+                "hwlint.sarif there; its job summary shows them as far as GitHub's 1 MiB for a summary allows")
+    if run:
+        return f"are in the job summary of {run}, as far as GitHub's 1 MiB for a summary allows (it says so at its top)"
+    return "are not in this comment: `hwlint check --format markdown --max-chars 0 FILE` prints the full review of a manifest"
 
 
 def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0,

@@ -3,7 +3,8 @@
 Length is counted in UTF-16 code units, which is never less than characters (an emoji such
 as 🟡 is one character but two units), and 256 are left for a bot's hidden marker.
 
-When the full review is longer, each manifest keeps its summary (verdict, counts, budget)
+When the full review is longer, it says so first (`shortened_note`: and where the whole
+one is), and each manifest keeps its summary (verdict, counts, budget)
 and as many of its findings as fit, errors first, then warnings, infos and waived ones;
 what is left out (those findings, the to-confirm, not-applicable and confirmed lists, and
 the assumption and catalog tables, the charts) is counted in a note under that manifest. The number kept is the largest that fits, found
@@ -48,10 +49,23 @@ def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT,
     full = finish(SEPARATOR.join(render(r, None) for r in reviews))
     if size(full) <= limit:
         return full
-    shortened = shorten(reviews, render, limit, finish)
+    lead = shortened_note(limit)
+    shortened = shorten(reviews, render, limit, lambda text: finish(lead + text))
     if shortened is not None:
         return shortened
-    return _cut(SEPARATOR.join(_brief(review, render, []) for review in reviews), len(reviews), limit, finish)
+    return _cut(SEPARATOR.join(_brief(review, render, []) for review in reviews), len(reviews), limit,
+                lambda text: finish(lead + text))
+
+
+def shortened_note(limit: int) -> str:
+    """What the top of a shortened review says: that it is, and where the whole one is."""
+    from linter.report.location import artifact, workflow_run
+
+    run, stored = workflow_run(), artifact()
+    where = (f"the whole review is review.md in the artifact `{stored}` of {run}" if stored else
+             "`hwlint check --format markdown --max-chars 0` on the same manifests writes the whole review")
+    return (f"> **This review is shortened** to fit {limit:,} characters: manifests below that say so show only "
+            f"part of their findings; {where}.\n\n")
 
 
 def _brief(review: Review, render: Render, shown: list[Result]) -> str:

@@ -3,7 +3,8 @@ failure, with its waiver), shown on the pull request.
 
 GitHub shows at most 10 error, 10 warning and 10 notice annotations per step and drops the
 rest silently, so they come most severe first (then by file and line), and each kind is cut
-to 9 with a 10th that counts what was left out and says where the full report is. With
+to 9 with a 10th that counts what was left out and says where every finding is (the
+artifact the action uploads, or the command that lists them). With
 `--base`, manifests identical to their base version are not annotated.
 
     ::error file=examples/a.hw.yaml,line=32,col=11,title=hwlint GPU001 (error)::Each GPU needs ...
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from linter.engine.review import Review
 from linter.report import reported
-from linter.report.location import repo_relative
+from linter.report.location import artifact, repo_relative
 from linter.report.text import deselection
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -66,9 +67,17 @@ def render(reviews: list[Review], changes: list | None = None) -> str:
         if len(mine) > len(shown):
             left = len(mine) - len(shown)
             lines.append(annotation(kind, f"{left} more {kind} annotation{'s' if left != 1 else ''} not shown: GitHub shows "
-                                    f"{PER_STEP} per kind and step. The job log and the review summary list every finding.",
-                                    title=f"hwlint: {left} more"))
+                                    f"{PER_STEP} per kind and step. {_every_finding()}", title=f"hwlint: {left} more"))
     return "".join(line + "\n" for line in lines)
+
+
+def _every_finding() -> str:
+    """Where every finding is: the reports the action uploads, or the command that lists them
+    (the log holds only the annotations shown)."""
+    stored = artifact()
+    if stored:
+        return f"Every finding is in hwlint.sarif and review.md of the artifact {stored} of this run."
+    return "`hwlint check` on these manifests lists every finding."
 
 
 def _kind(r) -> str:

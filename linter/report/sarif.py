@@ -13,12 +13,18 @@
   lives in the manifest). Location: the manifest's path from the repository root, and the
   line and column of the YAML key the rule points at, to the end of the key (columns count
   code points).
-- `partialFingerprints`: a hash of rule id and manifest path (diff.key), never the line or its
-  text, so moving unrelated lines or editing the value keeps every alert the same alert. It
-  fills `primaryLocationLineHash` too: given it, codeql-action does not compute its own from
-  the text of the line (which changes with every edited value).
+- `partialFingerprints`: `hwlintFinding/v1`, a hash of rule id and manifest path (diff.key),
+  never the line or its text, so moving unrelated lines or editing the value keeps every alert
+  the same alert. `primaryLocationLineHash` is left to GitHub's upload action, which computes
+  it from the line's text when it is missing, and logs a warning for every result whose given
+  value differs from the one it computes.
 - `invocations`: `executionSuccessful` is false when a manifest could not be read or the
-  rule pack failed, with a notification for each; `automationDetails` names the category.
+  rule pack failed, with a notification for each.
+- `automationDetails.id`: the code-scanning category (`--sarif-category`, with the trailing
+  slash GitHub's upload action adds), written only when one is given: the upload action
+  fills in its own `category` input (or one made from the workflow, job and matrix) only
+  when the log has none, so a fixed id here would put every hwlint upload of a repository
+  in one category, where each analysis replaces the alerts of the one before.
 
 Plain-text SARIF messages treat `[text](target)` as a link, so brackets and backslashes that
 came from a manifest are escaped as the specification asks.
@@ -45,7 +51,6 @@ SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "info": "recommendation"}
 FINGERPRINT = "hwlintFinding/v1"
-AUTOMATION_ID = "hwlint/"  # the category before the last slash; upload-sarif's `category` input overrides it
 _LINK_TO_REFERENCE = re.compile(r"\[([^\]]*)\]\(#ref-[^)]*\)")
 
 
@@ -122,11 +127,13 @@ def fingerprint(result: Result) -> str:
     return hashlib.sha256("\0".join(key(result)).encode()).hexdigest()[:32]
 
 
-def line_hash(result: Result) -> str:
-    """`primaryLocationLineHash`, GitHub's form (hash:occurrence), from the rule, the file and
-    the manifest path: the same when the value on the line, or the lines around it, change."""
-    digest = hashlib.sha256("\0".join(("line", *key(result))).encode()).hexdigest()[:16]
-    return f"{digest}:1"
+def automation_id(category: str | None) -> str | None:
+    """The run's automationDetails.id for a category, as the upload action writes it (a
+    trailing slash: the category is what comes before the last one); None for none given."""
+    category = (category or "").strip()
+    if not category:
+        return None
+    return category if category.endswith("/") else category + "/"
 
 
 def _region(r: Result, lines: Any) -> dict[str, int]:
@@ -169,7 +176,7 @@ def _result(r: Result, index: int, lines: Any) -> dict[str, Any]:
                 "region": _region(r, lines),
             },
         }],
-        "partialFingerprints": {FINGERPRINT: fingerprint(r), "primaryLocationLineHash": line_hash(r)},
+        "partialFingerprints": {FINGERPRINT: fingerprint(r)},
         "properties": {"manifestPath": r.path, "layer": layer_name(r.layer), "facts": r.facts},
     }
     if r.status == "waived" and r.waiver:
@@ -204,7 +211,7 @@ def _problems(review: Review) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 
 def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]], results: list[Any],
               docs_url: str | None = None, notifications: list[dict[str, Any]] | None = None,
-              deselected: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+              deselected: list[tuple[str, str, str]] | None = None, category: str | None = None) -> dict[str, Any]:
     """The log; `notifications` and `deselected` ((rule id, how, manifest) of each rule a
     manifest's review switched off) stand in for what `reviews` hold when given (streaming)."""
     if notifications is None:
@@ -212,7 +219,7 @@ def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]]
         notifications = [n for errors, _ in found for n in errors] + [n for _, unread in found for n in unread]
     if deselected is None:
         deselected = [(d["rule_id"], d["how"], repo_relative(review.file)) for review in reviews for d in review.deselected]
-    log = _log(rules, results, notifications, pack_digest(pack), docs_url)
+    log = _log(rules, results, notifications, pack_digest(pack), docs_url, category)
     index = {d["id"]: i for i, d in enumerate(rules)}
     overrides = []  # SARIF's place for rules a run switched off: one per (rule, manifest)
     for rule_id, how, where in deselected:
@@ -227,10 +234,12 @@ def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]]
     return log
 
 
-def document(reviews: list[Review], pack: RulePack, docs_url: str | None = None) -> dict[str, Any]:
+def document(reviews: list[Review], pack: RulePack, docs_url: str | None = None,
+             sarif_category: str | None = None) -> dict[str, Any]:
     rules, index = _rules(reviews, pack, docs_url)
     lines = _source_lines()
-    return _document(reviews, pack, rules, [_result(r, index[r.rule_id], lines) for r in reported(reviews)], docs_url)
+    results = [_result(r, index[r.rule_id], lines) for r in reported(reviews)]
+    return _document(reviews, pack, rules, results, docs_url, category=sarif_category)
 
 
 class Stream:
@@ -240,8 +249,9 @@ class Stream:
     file) and the rest is kept small: a notification per problem, three strings per
     deselected rule and manifest."""
 
-    def __init__(self, write: Callable[[str], None], pack: RulePack, docs_url: str | None = None):
-        self.write, self.pack, self.docs_url = write, pack, docs_url
+    def __init__(self, write: Callable[[str], None], pack: RulePack, docs_url: str | None = None,
+                 sarif_category: str | None = None):
+        self.write, self.pack, self.docs_url, self.category = write, pack, docs_url, sarif_category
         self.rules = [_descriptor(rule, pack, docs_url) for rule in pack.rules]
         self.index = {d["id"]: i for i, d in enumerate(self.rules)}
         self.lines = _source_lines()
@@ -263,13 +273,15 @@ class Stream:
         self.deselected += [(d["rule_id"], d["how"], repo_relative(review.file)) for d in review.deselected]
 
     def close(self) -> None:
-        frame = Frame(_document([], self.pack, self.rules, [ITEMS], self.docs_url, self.errors + self.unread, self.deselected))
+        frame = Frame(_document([], self.pack, self.rules, [ITEMS], self.docs_url, self.errors + self.unread,
+                                self.deselected, self.category))
         frame.around(self.spool, self.count, self.write)
 
 
-def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], docs_url: str | None = None) -> None:
+def stream(reviews: list[Review], pack: RulePack, write: Callable[[str], None], docs_url: str | None = None,
+           sarif_category: str | None = None) -> None:
     """The log, written one result at a time (the results come last in it)."""
-    feed(Stream(write, pack, docs_url), reviews)
+    feed(Stream(write, pack, docs_url, sarif_category), reviews)
 
 
 def _notification(message: str, where: Result | None = None) -> dict[str, Any]:
@@ -282,32 +294,28 @@ def _notification(message: str, where: Result | None = None) -> dict[str, Any]:
 
 
 def _log(rules: list, results: list, notifications: list, digest: str | None,
-         docs_url: str | None = None) -> dict[str, Any]:
+         docs_url: str | None = None, category: str | None = None) -> dict[str, Any]:
     driver: dict[str, Any] = {"name": "hwlint", "version": __version__, "semanticVersion": __version__}
     if docs_url:
         driver["informationUri"] = docs_url
     driver["rules"] = rules
     if digest:
         driver["properties"] = {"rulePackDigest": digest}
-    return {
-        "$schema": SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": driver},
-            "automationDetails": {"id": AUTOMATION_ID},
-            "invocations": [{"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}],
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    }
+    run: dict[str, Any] = {"tool": {"driver": driver}}
+    if automation_id(category):
+        run["automationDetails"] = {"id": automation_id(category)}
+    run["invocations"] = [{"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}]
+    run["columnKind"] = "unicodeCodePoints"
+    run["results"] = results
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def failed(message: str) -> str:
+def failed(message: str, sarif_category: str | None = None) -> str:
     """The log of a run that ended in an internal error: no results, execution unsuccessful."""
-    return dumps(_log([], [], [_notification(message)], None))
+    return dumps(_log([], [], [_notification(message)], None, category=sarif_category))
 
 
-def render(reviews: list[Review], pack: RulePack, docs_url: str | None = None) -> str:
+def render(reviews: list[Review], pack: RulePack, docs_url: str | None = None, sarif_category: str | None = None) -> str:
     parts: list[str | bytes] = []
-    stream(reviews, pack, parts.append, docs_url)
+    stream(reviews, pack, parts.append, docs_url, sarif_category)
     return joined(parts)

@@ -94,10 +94,11 @@ def render(reviews: list[Review], verbose: bool = False, quiet: bool = False, st
 
 
 def _statistics(counts: dict[str, list]) -> list[str]:
-    """`count  ID  severity  title`, most frequent first (as ruff --statistics)."""
+    """`count<TAB>ID<TAB>severity<TAB>title` as ruff --statistics writes it: most frequent
+    first (then by id), the counts right-aligned, fields apart by tabs for `cut` and `sort`."""
     ordered = sorted(counts.items(), key=lambda item: (-item[1][0], item[0]))
     width = max((len(str(n)) for _, (n, _, _) in ordered), default=1)
-    return [f"{n:>{width}}  {rule_id:<8} {severity:<7}  {one_line(title)}" for rule_id, (n, severity, title) in ordered]
+    return [f"{n:>{width}}\t{rule_id}\t{severity}\t{one_line(title)}" for rule_id, (n, severity, title) in ordered]
 
 
 _FINDING = re.compile(r"^(?P<where>[^\n]*?:\d+:\d+:) (?P<id>[A-Z]{2,6}[0-9]{0,3}) (?P<word>error|warning|info|waived|pending) ", re.M)
