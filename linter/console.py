@@ -514,8 +514,8 @@ def run_check(files: tuple[str, ...], formats: tuple[str, ...] = (), output: str
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
         options = dict(verbose=verbose, quiet=quiet, statistics=statistics, max_chars=max_chars, docs_url=docs_url)
         # Each review goes to every report as it comes and is then dropped: a report that needs
-        # them all at once (Markdown, the PR comment, GitHub annotations, any with --base) gets
-        # the kept list at the end instead.
+        # them all at once (GitHub annotations, any with --base) gets the kept list at the end
+        # instead.
         for fmt, path in outputs:
             targets.append(Destination(path, fmt, fmt == "text" and path is None and use_colour(colour, sys.stdout),
                                        progress.hide if path is None and _isatty(sys.stdout) else None))

@@ -6,8 +6,8 @@ as 🟡 is one character but two units), and 256 are left for a bot's hidden mar
 When the full review is longer, each manifest keeps its summary (verdict, counts, budget)
 and as many of its findings as fit, errors first, then warnings, infos and waived ones;
 what is left out (those findings, the to-confirm, not-applicable and confirmed lists, and
-the assumption and catalog tables, the charts) is counted in a note under that manifest. The number kept is the largest that fits, found
-by bisection. Only if the summaries alone are too long is the text cut at a line, with a
+the assumption and catalog tables, the charts) is counted in a note under that manifest. The
+number kept is the largest that fits, found by bisection. Only if the summaries alone are too long is the text cut at a line, with a
 note saying how many manifests it covers. Every length is measured on the finished text
 (citations numbered, the sources list added).
 """
@@ -41,17 +41,65 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT,
-        finish: Callable[[str], str] = lambda text: text) -> str:
-    """The reviews rendered within `limit`; `finish` completes a candidate text (numbers its
-    citations and adds the sources) and is what gets measured."""
-    full = finish(SEPARATOR.join(render(r, None) for r in reviews))
-    if size(full) <= limit:
-        return full
-    shortened = shorten(reviews, render, limit, finish)
-    if shortened is not None:
-        return shortened
-    return _cut(SEPARATOR.join(_brief(review, render, []) for review in reviews), len(reviews), limit, finish)
+class Fitting:
+    """The reviews rendered within `limit`, taken a review at a time (`add`, then `close`
+    gives the text); `finish` completes a candidate text (numbers its citations and adds the
+    sources) and is what gets measured. Only what can still be part of the text is held, so a
+    run of thousands of manifests keeps a few of them.
+
+    `least(text)` is the fewest characters a rendered text can take once finished (its
+    citations numbered); the sum of those over the reviews so far shows early that they cannot
+    fit whole, nor their summaries, whatever comes after. Past that, only the summaries the
+    final cut can reach (a limit's worth, and one more) are kept, and then nothing: each later
+    review is only counted. Each review kept was rendered whole before its summary, and a
+    summary cites nothing its whole review does not, so each citation's placeholder is the
+    same as if every review had been rendered whole first.
+    """
+
+    def __init__(self, render: Render, limit: int, finish: Callable[[str], str] = lambda text: text,
+                 least: Callable[[str], int] = size):
+        self.render, self.limit, self.finish, self.least = render, limit, finish, least
+        self.count = 0
+        self.whole: list[str] | None = []  # the reviews rendered whole, while they may fit so
+        self.whole_least = 0
+        self.reviews: list[Review] | None = []  # while their summaries may fit (then `shorten` picks findings)
+        self.briefs_least = 0
+        self.briefs: list[str] = []  # the summaries the cut can reach
+        self.briefs_size = 0
+        self.briefs_done = False
+
+    def add(self, review: Review) -> None:
+        self.count += 1
+        if self.whole is None and self.reviews is None and self.briefs_done:
+            return
+        gap = size(SEPARATOR) if self.count > 1 else 0
+        whole = self.render(review, None)
+        brief = _brief(review, self.render, [])
+        if self.whole is not None:
+            self.whole.append(whole)
+            self.whole_least += gap + self.least(whole)
+            if self.whole_least > self.limit:
+                self.whole = None
+        if self.reviews is not None:
+            self.reviews.append(review)
+            self.briefs_least += gap + self.least(brief)
+            if self.briefs_least > self.limit:
+                self.reviews = None
+        if not self.briefs_done:
+            self.briefs_done = self.briefs_size > self.limit  # past the limit already: this one is the last
+            self.briefs.append(brief)
+            self.briefs_size += gap + size(brief)
+
+    def close(self) -> str:
+        if self.whole is not None:
+            full = self.finish(SEPARATOR.join(self.whole))
+            if size(full) <= self.limit:
+                return full
+        if self.reviews is not None:
+            shortened = shorten(self.reviews, self.render, self.limit, self.finish)
+            if shortened is not None:
+                return shortened
+        return _cut(SEPARATOR.join(self.briefs), self.count, self.limit, self.finish)
 
 
 def _brief(review: Review, render: Render, shown: list[Result]) -> str:
