@@ -203,32 +203,36 @@ YAML_FLOOR = "PyYAML C loader, same files (floor)"
 LOAD_ALL = "import sys, yaml\nfor p in sys.argv[1:]:\n    with open(p, 'rb') as f: yaml.load(f, Loader=yaml.CSafeLoader)\n"
 
 
-def bulk(count: int, reps: int) -> None:
+def bulk(count: int, reps: int, rows: tuple[str, ...] = ()) -> None:
     """`count` manifests in one call: one process (HWLINT_JOBS=1) and the default (workers
     while they are measured faster), every format, and text beside a CPU hog; the same files
-    loaded by PyYAML's C loader as the floor. Reports of a format must be the same bytes."""
+    loaded by PyYAML's C loader as the floor. Reports of a format must be the same bytes.
+    `rows`: only the runs whose label holds one of these (the floor always runs)."""
     hwlint = tool("hwlint")
+    runs = {label: run for label, run in BULK_RUNS.items() if not rows or any(r in label for r in rows)}
     print(f"## {count:,} manifests in one call ({reps} runs each, round-robin)\n")
     print("| run | median wall | per manifest | median CPU | peak memory | output |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as tmp:
         paths = list(map(str, write_copies(Path(tmp), count)))
-        figures: dict[str, list[tuple[float, float, int]]] = {label: [] for label in [*BULK_RUNS, YAML_FLOOR]}
+        figures: dict[str, list[tuple[float, float, int]]] = {label: [] for label in [*runs, YAML_FLOOR]}
         outputs: dict[str, tuple[int, str]] = {}  # (size, sha256): a report is never read into this process,
         # whose memory a child's peak would include (Linux counts the parent's pages at exec)
-        loads: dict[str, list[float]] = {label: [] for label in figures}  # load average at each start
+        loads: list[float] = []  # load average (1 minute) at each run's start
         for rep in range(reps):
-            order = list(BULK_RUNS)
-            if rep % 2:  # the pair beside the hog in the other order: a load that drifts favours neither
-                order[-2:] = order[-1:-3:-1]
+            order = list(runs)
+            hogged = [i for i, label in enumerate(order) if runs[label][2]]
+            if rep % 2 and len(hogged) == 2:  # the pair beside the hog the other way round: a drifting load favours neither
+                first, second = hogged
+                order[first], order[second] = order[second], order[first]
             for label in order:
-                args, env, hog = BULK_RUNS[label]
+                args, env, hog = runs[label]
                 out = Path(tmp) / "report.out"
                 with out.open("wb") as handle, cpu_hog() if hog else contextlib.nullcontext():
-                    loads[label].append(os.getloadavg()[0])
+                    loads.append(os.getloadavg()[0])
                     figures[label].append(run_measured([hwlint, "check", *args, *paths], env, stdout=handle))
                 outputs[label] = file_digest(out)
-            loads[YAML_FLOOR].append(os.getloadavg()[0])
+            loads.append(os.getloadavg()[0])
             figures[YAML_FLOOR].append(run_measured([sys.executable, "-c", LOAD_ALL, *paths]))
             outputs[YAML_FLOOR] = (0, "")
         for label, got in figures.items():
@@ -244,26 +248,30 @@ def bulk(count: int, reps: int) -> None:
         def memory(label: str) -> int:
             return max(g[2] for g in figures[label])
 
-        def same(one: str, other: str) -> str:
-            return "yes" if outputs[one] == outputs[other] else "NO"
-
-        def against_text(label: str) -> str:
-            return f"{wall(label) / wall(text):.2f}x time, {memory(label) / memory(text):.2f}x peak memory"
-
         text = "text, one process (HWLINT_JOBS=1)"
+        said = []
+        if text in figures:
+            said += [f"{name} / text, one process: {wall(label) / wall(text):.2f}x time, "
+                     f"{memory(label) / memory(text):.2f}x peak memory"
+                     for name, label in (("JSON", "json, one process"), ("SARIF", "sarif, one process"),
+                                         ("Markdown", "markdown, one process"), ("comment", "comment, one process"))
+                     if label in figures]
+            said.append(f"text in one process / the PyYAML C loader: {wall(text) / wall(YAML_FLOOR):.2f}x time")
+        if text in figures and "text, default" in figures:
+            said.append(f"text, default / one process: {wall('text, default') / wall(text):.2f}x")
+        if "json, default" in figures and "text, default" in figures:
+            said.append(f"JSON / text with the default workers: {wall('json, default') / wall('text, default'):.2f}x")
         hog_one, hog_default = "text, one process, CPU hog beside", "text, default, CPU hog beside"
-        paired = [b[0] / a[0] for a, b in zip(figures[hog_one], figures[hog_default])]
-        print(f"\nOne process, against text: JSON {against_text('json, one process')}; SARIF "
-              f"{against_text('sarif, one process')}; Markdown {against_text('markdown, one process')}; comment "
-              f"{against_text('comment, one process')}. Default workers: JSON / text "
-              f"{wall('json, default') / wall('text, default'):.2f}x time. Default / one process: "
-              f"{wall('text, default') / wall(text):.2f}x; beside a CPU hog ({os.cpu_count()} spinning processes in "
-              f"their own session) {wall(hog_default) / wall(hog_one):.2f}x (each pair: "
-              f"{', '.join(f'{r:.2f}x' for r in paired)}). One process / the PyYAML C loader's time: "
-              f"{wall(text) / wall(YAML_FLOOR):.2f}x. The same bytes with and without workers: text "
-              f"{same(text, 'text, default')}, JSON {same('json, one process', 'json, default')}, beside the hog "
-              f"{same(text, hog_default)}. Load average (1 min) at the runs' starts: "
-              f"{min(min(v) for v in loads.values()):.2f} to {max(max(v) for v in loads.values()):.2f}.\n")
+        if hog_one in figures and hog_default in figures:
+            paired = [b[0] / a[0] for a, b in zip(figures[hog_one], figures[hog_default])]
+            said.append(f"beside a CPU hog ({os.cpu_count()} spinning processes in a session of their own), default / "
+                        f"one process: {wall(hog_default) / wall(hog_one):.2f}x (each pair: "
+                        f"{', '.join(f'{r:.2f}x' for r in paired)})")
+        for one, other in ((text, "text, default"), ("json, one process", "json, default"), (text, hog_default)):
+            if one in outputs and other in outputs:
+                said.append(f"{other}: {'the same bytes' if outputs[one] == outputs[other] else 'NOT the same bytes'} as {one}")
+        said.append(f"load average (1 min) at the runs' starts {min(loads):.2f} to {max(loads):.2f}")
+        print("\n" + "; ".join(said) + ".\n")
 
 
 def base_run(count: int = 300, reps: int = 3) -> None:
@@ -498,6 +506,8 @@ def main() -> None:
     parser.add_argument("--skip-bulk", action="store_true")
     parser.add_argument("--bulk", default="1000,10000", help="manifest counts for the bulk runs (default 1000,10000)")
     parser.add_argument("--bulk-reps", type=int, default=3, help="runs of each bulk measurement (default 3)")
+    parser.add_argument("--bulk-rows", default="", help="only the bulk runs whose label holds one of these "
+                        "comma-separated words (e.g. 'one process')")
     parser.add_argument("--skip-base", action="store_true")
     parser.add_argument("--skip-precommit", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
@@ -513,7 +523,7 @@ def main() -> None:
     one_manifest(args.reps)
     if not args.skip_bulk:
         for count in (int(c) for c in args.bulk.split(",") if c):
-            bulk(count, args.bulk_reps if count <= 1000 else 1)
+            bulk(count, args.bulk_reps if count <= 1000 else 1, tuple(r for r in args.bulk_rows.split(",") if r))
     if not args.skip_base:
         base_run()
     if not args.skip_precommit:
