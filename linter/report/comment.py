@@ -31,7 +31,7 @@ from linter.engine.review import Review
 from linter.report import changes as diff
 from linter.report import fit
 from linter.report.escape import human, markdown as md
-from linter.report.markdown import Footnotes, rank, render_one, verdict
+from linter.report.markdown import Footnotes, rank, render_one, verdict, written
 
 MARKER = "<!-- hwlint-review -->"
 LIMIT = fit.GITHUB_LIMIT
@@ -227,9 +227,4 @@ class Stream:
 
 def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0,
            changes: list[Any] | None = None, max_chars: int | None = None) -> str:
-    parts: list[str] = []
-    report = Stream(parts.append, references, rule_count, changes, max_chars)
-    for review in reviews:
-        report.add(review)
-    report.close()
-    return "".join(parts)
+    return written(Stream, reviews, references, rule_count, changes, max_chars)

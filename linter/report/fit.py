@@ -7,9 +7,9 @@ When the full review is longer, each manifest keeps its summary (verdict, counts
 and as many of its findings as fit, errors first, then warnings, infos and waived ones;
 what is left out (those findings, the to-confirm, not-applicable and confirmed lists, and
 the assumption and catalog tables, the charts) is counted in a note under that manifest. The
-number kept is the largest that fits, found by bisection. Only if the summaries alone are too long is the text cut at a line, with a
-note saying how many manifests it covers. Every length is measured on the finished text
-(citations numbered, the sources list added).
+number kept is the largest that fits, found by bisection. Only if the summaries alone are
+too long is the text cut at a line, with a note saying how many manifests it covers. Every
+length is measured on the finished text (citations numbered, the sources list added).
 """
 
 from __future__ import annotations

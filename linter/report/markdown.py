@@ -229,8 +229,14 @@ def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None =
     """All reviews, each led by what its change does when `changes` (--base) is given, with one
     list of sources; cut to at most `max_chars` characters (default one GitHub comment, 0 no
     limit) as fit.py explains."""
+    return written(Stream, reviews, references, rule_count, changes, max_chars)
+
+
+def written(stream: Any, reviews: list[Review], *options: Any) -> str:
+    """The whole text a report's Stream class writes of `reviews` (`options`: its arguments
+    after `write`)."""
     parts: list[str] = []
-    report = Stream(parts.append, references, rule_count, changes, max_chars)
+    report = stream(parts.append, *options)
     for review in reviews:
         report.add(review)
     report.close()
