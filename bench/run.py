@@ -11,8 +11,11 @@ it includes interpreter start-up and imports, as a pre-commit hook or a CI step 
    floor), `yamllint FILE`, `check-jsonschema --schemafile schemas/manifest.schema.json
    FILE`, and `hwlint check FILE` with a warm rule-pack cache (the usual case) and with
    the cache off (the first run after a rule file changes).
-2. 1,000 manifests in one `hwlint check` call: the cost per manifest, as the marginal
-   (time for 1,000 minus time for 1, over 999) and the plain average.
+2. 1,000 and 10,000 manifests in one `hwlint check` call: every format in one process
+   (HWLINT_JOBS=1), text and JSON with the default (workers while measured faster), text
+   both ways beside a CPU hog (a busy process per CPU in a session of its own), and the
+   floor: PyYAML's C loader reading the same files in one process.
+   `check --base HEAD` of 300 committed manifests, none, a tenth or all edited since.
 3. One manifest with 10, 1,000 and 10,000 node pools: the time per extra pool should not
    grow with the pool count (linear overall).
 4. With --imports: the modules that cost most to import (`python -X importtime`).
@@ -29,6 +32,7 @@ extras.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -262,36 +266,77 @@ def file_digest(path: Path) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def bulk(count: int, reps: int) -> None:
+@contextlib.contextmanager
+def cpu_hog(busy: int | None = None) -> Any:
+    """`busy` processes (default: one per CPU) spinning in a session of their own, as another
+    job on the machine would (Linux's autogroup scheduling shares the CPUs between sessions,
+    so the run under test does not out-number them); ended when the block ends."""
+    spin = [sys.executable, "-c", "while True: pass"]
+    hogs = [subprocess.Popen(spin, start_new_session=True) for _ in range(busy or os.cpu_count() or 1)]
+    try:
+        time.sleep(0.2)  # spinning before the run starts
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+
+
+BULK_RUNS = {  # label -> (hwlint check options, environment, with a CPU hog beside it)
+    "text, one process (HWLINT_JOBS=1)": (["--format", "text"], {"HWLINT_JOBS": "1"}, False),
+    "text, default": (["--format", "text"], {}, False),
+    "json, one process": (["--format", "json"], {"HWLINT_JOBS": "1"}, False),
+    "json, default": (["--format", "json"], {}, False),
+    "sarif, one process": (["--format", "sarif"], {"HWLINT_JOBS": "1"}, False),
+    "markdown, one process": (["--format", "markdown"], {"HWLINT_JOBS": "1"}, False),
+    "comment, one process": (["--format", "comment"], {"HWLINT_JOBS": "1"}, False),
+    "text, one process, CPU hog beside": (["--format", "text"], {"HWLINT_JOBS": "1"}, True),
+    "text, default, CPU hog beside": (["--format", "text"], {}, True),
+}
+YAML_FLOOR = "PyYAML C loader, same files (floor)"
+# The floor of reading the files: each loaded by PyYAML's C loader (libyaml) in one process.
+LOAD_ALL = "import sys, yaml\nfor p in sys.argv[1:]:\n    with open(p, 'rb') as f: yaml.load(f, Loader=yaml.CSafeLoader)\n"
+
+
+def bulk(count: int, reps: int, rows: tuple[str, ...] = ()) -> None:
     """`count` manifests in one call: one process (HWLINT_JOBS=1) and the default (workers
-    when CPUs are idle), text, JSON and SARIF; the reports must be the same bytes."""
+    while they are measured faster), every format, and text beside a CPU hog; the same files
+    loaded by PyYAML's C loader as the floor. Reports of a format must be the same bytes.
+    `rows`: only the runs whose label holds one of these (the floor always runs)."""
     hwlint = tool("hwlint")
+    runs = {label: run for label, run in BULK_RUNS.items() if not rows or any(r in label for r in rows)}
     print(f"## {count:,} manifests in one call ({reps} runs each, round-robin)\n")
     print("| run | median wall | per manifest | median CPU | peak memory | output |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as tmp:
         paths = list(map(str, write_copies(Path(tmp), count)))
-        runs = {
-            "text, one process (HWLINT_JOBS=1)": (["--format", "text"], {"HWLINT_JOBS": "1"}),
-            "text, default": (["--format", "text"], {}),
-            "json, one process": (["--format", "json"], {"HWLINT_JOBS": "1"}),
-            "json, default": (["--format", "json"], {}),
-            "sarif, one process": (["--format", "sarif"], {"HWLINT_JOBS": "1"}),
-        }
-        figures: dict[str, list[tuple[float, float, int]]] = {label: [] for label in runs}
+        figures: dict[str, list[tuple[float, float, int]]] = {label: [] for label in [*runs, YAML_FLOOR]}
         outputs: dict[str, tuple[int, str]] = {}  # (size, sha256): a report is never read into this process,
         # whose memory a child's peak would include (Linux counts the parent's pages at exec)
-        for _ in range(reps):
-            for label, (args, env) in runs.items():
+        loads: list[float] = []  # load average (1 minute) at each run's start
+        for rep in range(reps):
+            order = list(runs)
+            hogged = [i for i, label in enumerate(order) if runs[label][2]]
+            if rep % 2 and len(hogged) == 2:  # the pair beside the hog the other way round: a drifting load favours neither
+                first, second = hogged
+                order[first], order[second] = order[second], order[first]
+            for label in order:
+                args, env, hog = runs[label]
                 out = Path(tmp) / "report.out"
-                with out.open("wb") as handle:
+                with out.open("wb") as handle, cpu_hog() if hog else contextlib.nullcontext():
+                    loads.append(os.getloadavg()[0])
                     figures[label].append(run_measured([hwlint, "check", *args, *paths], env, stdout=handle))
                 outputs[label] = file_digest(out)
+            loads.append(os.getloadavg()[0])
+            figures[YAML_FLOOR].append(run_measured([sys.executable, "-c", LOAD_ALL, *paths]))
+            outputs[YAML_FLOOR] = (0, "")
         for label, got in figures.items():
             wall = statistics.median(g[0] for g in got)
             cpu = statistics.median(g[1] for g in got)
             memory = max(g[2] for g in got)
-            print(f"| {label} | {ms(wall)} | {ms(wall / count)} | {ms(cpu)} | {memory / 1024:,.0f} MB | {outputs[label][0]:,} bytes |")
+            print(f"| {label} | {ms(wall)} | {ms(wall / count)} | {ms(cpu)} | {memory / 1024:,.0f} MB | "
+                  f"{outputs[label][0]:,} bytes |")
 
         def wall(label: str) -> float:
             return statistics.median(g[0] for g in figures[label])
@@ -299,20 +344,36 @@ def bulk(count: int, reps: int) -> None:
         def memory(label: str) -> int:
             return max(g[2] for g in figures[label])
 
-        def same(one: str, other: str) -> str:
-            return "yes" if outputs[one] == outputs[other] else "NO"
-
         text = "text, one process (HWLINT_JOBS=1)"
-        print(f"\nOne process: JSON / text {wall('json, one process') / wall(text):.2f}x time, "
-              f"{memory('json, one process') / memory(text):.2f}x peak memory; SARIF / text "
-              f"{wall('sarif, one process') / wall(text):.2f}x time, {memory('sarif, one process') / memory(text):.2f}x "
-              f"peak memory. Default workers: JSON / text {wall('json, default') / wall('text, default'):.2f}x time. "
-              f"The same bytes with and without workers: text {same(text, 'text, default')}, "
-              f"JSON {same('json, one process', 'json, default')}.\n")
+        said = []
+        if text in figures:
+            said += [f"{name} / text, one process: {wall(label) / wall(text):.2f}x time, "
+                     f"{memory(label) / memory(text):.2f}x peak memory"
+                     for name, label in (("JSON", "json, one process"), ("SARIF", "sarif, one process"),
+                                         ("Markdown", "markdown, one process"), ("comment", "comment, one process"))
+                     if label in figures]
+            said.append(f"text in one process / the PyYAML C loader: {wall(text) / wall(YAML_FLOOR):.2f}x time")
+        if text in figures and "text, default" in figures:
+            said.append(f"text, default / one process: {wall('text, default') / wall(text):.2f}x")
+        if "json, default" in figures and "text, default" in figures:
+            said.append(f"JSON / text with the default workers: {wall('json, default') / wall('text, default'):.2f}x")
+        hog_one, hog_default = "text, one process, CPU hog beside", "text, default, CPU hog beside"
+        if hog_one in figures and hog_default in figures:
+            paired = [b[0] / a[0] for a, b in zip(figures[hog_one], figures[hog_default])]
+            said.append(f"beside a CPU hog ({os.cpu_count()} spinning processes in a session of their own), default / "
+                        f"one process: {wall(hog_default) / wall(hog_one):.2f}x (each pair: "
+                        f"{', '.join(f'{r:.2f}x' for r in paired)})")
+        for one, other in ((text, "text, default"), ("json, one process", "json, default"), (text, hog_default)):
+            if one in outputs and other in outputs:
+                said.append(f"{other}: {'the same bytes' if outputs[one] == outputs[other] else 'NOT the same bytes'} as {one}")
+        said.append(f"load average (1 min) at the runs' starts {min(loads):.2f} to {max(loads):.2f}")
+        print("\n" + "; ".join(said) + ".\n")
 
 
-def base_run(count: int = 300) -> None:
-    """`check --base` on `count` committed-then-edited manifests: git processes started, time."""
+def base_run(count: int = 300, reps: int = 3) -> None:
+    """`check --base HEAD` of `count` committed manifests, against the same check without
+    --base: none edited since the commit, a tenth edited, every one edited (round-robin, one
+    process); and the git processes --base starts."""
     hwlint = tool("hwlint")
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
@@ -320,7 +381,8 @@ def base_run(count: int = 300) -> None:
         env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
                "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}
         subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
-        paths = list(map(str, write_copies(repo, count)))
+        paths = write_copies(repo, count)
+        originals = [path.read_bytes() for path in paths]
         subprocess.run(["git", "-C", str(repo), "add", "."], check=True, env=env)
         subprocess.run(["git", "-C", str(repo), "commit", "-qm", "base"], check=True, env=env)
         log, wrapper = Path(tmp) / "git.log", Path(tmp) / "bin"
@@ -328,15 +390,32 @@ def base_run(count: int = 300) -> None:
         (wrapper / "git").write_text(f'#!/bin/sh\necho x >> {log}\nexec {shutil.which("git")} "$@"\n')
         (wrapper / "git").chmod(0o755)
         path_env = {"PATH": f"{wrapper}:{os.environ['PATH']}", "HWLINT_JOBS": "1"}
-        plain = run_measured([hwlint, "check", *paths], {"HWLINT_JOBS": "1"})
-        based = run_measured([hwlint, "check", "--base", "HEAD", *paths], path_env)
+        scenarios = {"none edited": 0, "a tenth edited": count // 10, "every one edited": count}
+        figures: dict[tuple[str, bool], list[tuple[float, float, int]]] = {}
+        for _ in range(reps):
+            for scenario, edited in scenarios.items():
+                for path, raw in zip(paths, originals):
+                    path.write_bytes(raw)
+                for path in paths[:edited]:  # a change a review sees: more GPUs in the first pool
+                    path.write_text(path.read_text().replace("count: 32", "count: 36", 1))
+                for based in (False, True):
+                    command = [hwlint, "check", *(["--base", "HEAD"] if based else []), *map(str, paths)]
+                    figures.setdefault((scenario, based), []).append(
+                        run_measured(command, path_env if based else {"HWLINT_JOBS": "1"}))
+        log.unlink(missing_ok=True)
+        for path, raw in zip(paths, originals):
+            path.write_bytes(raw)
+        run_measured([hwlint, "check", "--base", "HEAD", *map(str, paths)], path_env)
         started = len(log.read_text().splitlines()) if log.exists() else 0
-    print(f"## `check --base HEAD` on {count} manifests\n")
-    print("| run | wall | CPU |")
-    print("| --- | ---: | ---: |")
-    print(f"| without --base | {ms(plain[0])} | {ms(plain[1])} |")
-    print(f"| with --base HEAD | {ms(based[0])} | {ms(based[1])} |")
-    print(f"\ngit processes started for --base: {started}\n")
+    print(f"## `check --base HEAD` on {count} manifests (one process, {reps} runs each, round-robin)\n")
+    print("| manifests edited since the commit | without --base | with --base HEAD | with / without, wall | with / without, CPU |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for scenario in scenarios:
+        plain, based = figures[(scenario, False)], figures[(scenario, True)]
+        wall = [statistics.median(g[0] for g in got) for got in (plain, based)]
+        cpu = [statistics.median(g[1] for g in got) for got in (plain, based)]
+        print(f"| {scenario} | {ms(wall[0])} | {ms(wall[1])} | {wall[1] / wall[0]:.2f}x | {cpu[1] / cpu[0]:.2f}x |")
+    print(f"\ngit processes started for one --base run: {started}\n")
 
 
 def precommit_commit(reps: int) -> None:
@@ -462,6 +541,8 @@ def main() -> None:
     parser.add_argument("--skip-bulk", action="store_true")
     parser.add_argument("--bulk", default="1000,10000", help="manifest counts for the bulk runs (default 1000,10000)")
     parser.add_argument("--bulk-reps", type=int, default=3, help="runs of each bulk measurement (default 3)")
+    parser.add_argument("--bulk-rows", default="", help="only the bulk runs whose label holds one of these "
+                        "comma-separated words (e.g. 'one process')")
     parser.add_argument("--skip-base", action="store_true")
     parser.add_argument("--skip-precommit", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
@@ -479,7 +560,7 @@ def main() -> None:
     one_manifest(args.reps)
     if not args.skip_bulk:
         for count in (int(c) for c in args.bulk.split(",") if c):
-            bulk(count, args.bulk_reps if count <= 1000 else 1)
+            bulk(count, args.bulk_reps if count <= 1000 else 1, tuple(r for r in args.bulk_rows.split(",") if r))
     if not args.skip_base:
         base_run()
     if not args.skip_precommit:

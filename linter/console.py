@@ -722,8 +722,8 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
         options = dict(verbose=verbose, quiet=quiet, statistics=statistics, max_chars=max_chars, docs_url=docs_url,
                        sarif_category=sarif_category)
         # Each review goes to every report as it comes and is then dropped: a report that needs
-        # them all at once (Markdown, the PR comment, GitHub annotations, any with --base) gets
-        # the kept list at the end instead.
+        # them all at once (GitHub annotations, any with --base) gets the kept list at the end
+        # instead.
         for fmt, path in outputs:
             targets.append(Destination(path, fmt, fmt == "text" and path is None and use_colour(colour, sys.stdout),
                                        progress.hide if path is None and _isatty(sys.stdout) else None))

@@ -265,27 +265,43 @@ def test_many_files_give_the_same_report_in_workers_as_in_one_process(tmp_path, 
     assert [m["file"] for m in json.loads(split[1])["manifests"]] == [str(p) for p in paths]
 
 
-@pytest.mark.parametrize("trial", ["kept", "stopped"])
-def test_a_worker_trial_kept_or_stopped_mid_run_gives_the_same_report(tmp_path, monkeypatch, trial):
-    """Without HWLINT_JOBS the workers are timed against one process on the first files and
-    stopped mid-run when slower (the rest reviewed in this process): same bytes either way.
-    The outcome of the timing is forced here, so the test does not depend on the machine."""
+@pytest.mark.parametrize("timing", ["kept", "stopped", "switching", "not waited for"])
+def test_workers_kept_stopped_or_resumed_mid_run_give_the_same_report(tmp_path, monkeypatch, timing):
+    """Without HWLINT_JOBS the workers are timed against one process as the run goes: kept,
+    ended when behind (the rest reviewed in this process until they are tried again, forked
+    anew), resumed after one process's pace is measured again, or ended when a chunk on trial
+    would keep them too far behind. Same bytes every way. The outcome of each timing is forced
+    here, so the test does not depend on the machine."""
+    import itertools
+
     from linter.engine import bulk
 
-    paths = copies(tmp_path, bulk.PROBE + bulk.TRIAL_SIZE * 2 * bulk.TRIAL_CHUNKS + 40, broken_at=30)
+    paths = copies(tmp_path, 150, broken_at=30)
     monkeypatch.setenv("HWLINT_JOBS", "1")
     alone = run("check", "--format", "json", *paths)
     monkeypatch.delenv("HWLINT_JOBS")
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(bulk, "MIN_SECONDS", 0.0)
-    monkeypatch.setattr(bulk, "GRACE", 1e9 if trial == "kept" else -1e9)
-    monkeypatch.setattr(bulk, "SPEEDUP", 0.0)
-    started = []
-    real = bulk._in_workers
-    monkeypatch.setattr(bulk, "_in_workers", lambda *a, **k: started.append(a[1]) or real(*a, **k))
-    trialled = run("check", "--format", "json", *paths)
-    assert started == [2], "the workers were never tried"
-    assert alone == trialled and alone[0] == 2
+    monkeypatch.setattr(bulk, "TRIED_FROM", 0)
+    monkeypatch.setattr(bulk, "RECHECK", 40)
+    monkeypatch.setattr(bulk, "RETRY", 12)
+    # each timing's verdict in turn: the trial's end, then each round and each re-check
+    verdicts = {"kept": [True], "stopped": [False], "switching": [True, True, False], "not waited for": [True]}[timing]
+    answers = itertools.cycle(verdicts)
+    monkeypatch.setattr(bulk, "_ahead", lambda *args: next(answers))
+    # a chunk on trial is always waited for, or never
+    monkeypatch.setattr(bulk, "GRACE", -1e9 if timing == "not waited for" else 1e9)
+    counts = {"_start": 0, "_end": 0, "_paced_here": 0}
+    for name in counts:
+        real = getattr(bulk._Run, name)
+        monkeypatch.setattr(bulk._Run, name, lambda self, *a, real=real, name=name: counts.update(
+            {name: counts[name] + 1}) or real(self, *a))
+    timed = run("check", "--format", "json", *paths)
+    assert alone == timed and alone[0] == 2
+    if timing == "kept":  # one process timed first, and again after the workers' first 40 files
+        assert counts == {"_start": 1, "_end": 0, "_paced_here": 2}, counts
+    else:  # ended, and forked again when tried again
+        assert counts["_start"] >= 2 and counts["_end"] >= 1, counts
 
 
 def _schema_errors(data) -> list:

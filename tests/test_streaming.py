@@ -2,8 +2,9 @@
 memory does not grow with the number of files; and the JSON text is the standard library's.
 
 The memory test compares the peak resident memory (ru_maxrss, from the kernel) of two real
-runs, 30 and 330 files, all three streamed formats at once. Keeping every review to the end
-(as hwlint did) grows the peak by about 100 kB a file: some 30 MB for the 300 extra files."""
+runs, 30 and 330 files, every streamed format at once (text, JSON, SARIF, Markdown and the
+pull-request comment). Keeping every review to the end (as hwlint did) grows the peak by
+about 100 kB a file: some 30 MB for the 300 extra files."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ _STARTER = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1
 
 def _peak_kb(folder: Path, tmp: Path, env: dict[str, str]) -> int:
     command = [sys.executable, "-m", "linter.cli", "check", "--force", "--format", f"json:{tmp / 'r.json'}",
-               "--format", f"sarif:{tmp / 'r.sarif'}", "--format", "text", str(folder)]
+               "--format", f"sarif:{tmp / 'r.sarif'}", "--format", f"markdown:{tmp / 'r.md'}",
+               "--format", f"comment:{tmp / 'r.comment.md'}", "--format", "text", str(folder)]
     with open(tmp / "r.txt", "wb") as out:
         proc = subprocess.run([sys.executable, "-c", _STARTER, *command], cwd=ROOT, env=env, stdout=out,
                               stderr=subprocess.PIPE, text=True, timeout=600)
@@ -35,6 +37,9 @@ def _peak_kb(folder: Path, tmp: Path, env: dict[str, str]) -> int:
     assert code in ("0", "1"), proc.stderr
     manifests = json.loads((tmp / "r.json").read_text(encoding="utf-8"))["manifests"]
     assert len(manifests) == len(list(folder.glob("*.hw.yaml")))
+    count = len(manifests)
+    assert f"summaries of all {count} manifests do not fit" in (tmp / "r.md").read_text(encoding="utf-8")
+    assert f"**{count} manifests reviewed:**" in (tmp / "r.comment.md").read_text(encoding="utf-8")
     return int(peak)
 
 

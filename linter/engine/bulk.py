@@ -1,4 +1,4 @@
-"""Reviewing many manifests at once: over the CPUs when that is faster.
+"""Reviewing many manifests at once: over the CPUs while that is faster.
 
 Each manifest is reviewed on its own, so `hwlint check` of hundreds of files (a
 monorepo's CI job, the benchmark) can be split over worker processes. The workers are
@@ -7,25 +7,38 @@ the reviews come back in the order the files were given, each as soon as it and 
 before it are done: the report is exactly what one process writes, and it is written as
 the run goes. Below MIN_PARALLEL files, where fork is not the platform's safe default
 (only Linux uses it), on one CPU this process may use, or with HWLINT_JOBS=1, everything
-runs in this process; HWLINT_JOBS=N (N > 1) asks for N workers (at most one per CPU) without
-the trial below.
+runs in this process; HWLINT_JOBS=N (N > 1) asks for N workers (at most one per CPU) for
+the whole run, without the timing below.
 
-Whether workers pay is measured on this run, not guessed from the machine's load average
-(which is a minute old and counts jobs that may be about to end): each review travels back
-pickled, the workers must be forked, and the CPUs may be busy with other work. So:
+Whether workers pay is measured on this run, and again as it goes, not guessed from the
+machine's load average (a minute old, and counting jobs that may be about to end): each
+review travels back pickled, the workers must be forked, and other work may take the CPUs
+at any time (on Linux, with autogroup scheduling, another session's busy job leaves this
+run the same share however many processes it has: then workers only add their cost). A
+pace is wall-clock seconds per file, the writing of the reports included, as the caller
+sees it. So:
 
-1. the first PROBE files are reviewed here, timed on the wall clock together with the
-   writing of their reports (the per-manifest cost of one process, as this run sees it);
-2. workers are tried only when the files left would take one process long enough to pay
-   for the trial several times over (MIN_SECONDS);
-3. the workers' first TRIAL_CHUNKS rounds are timed the same way, their start-up included;
-   unless they came in clearly faster than one process did (SPEEDUP), the workers are
-   stopped and the rest is reviewed here, as if they had never started. The most a failed
-   trial costs is those rounds at the workers' pace.
+1. the first PROBE files are reviewed here: one process's pace;
+2. workers are tried only when the files left would take one process MIN_SECONDS or more,
+   and number TRIED_FROM or more, so that a trial that fails costs at most TRIAL_COST of them;
+3. on trial, the workers' first TRIAL_CHUNKS rounds (TRIAL_SIZE files a chunk) are timed
+   together, their start-up included: a chunk that would leave them GRACE chunks behind one
+   process is not waited for, and they must be clearly ahead (SPEEDUP) at the end;
+4. after that, each round (a chunk from each worker) must be clearly ahead of one process;
+5. after RECHECK files (doubling while they keep winning, up to RECHECK_MAX), PROBE files are
+   reviewed here again, one process's pace now, and the workers go on only if still clearly
+   ahead of it;
+6. workers found behind are ended at once (what they were doing is done again in its turn),
+   and this process reviews the next RETRY files (doubling each time they lose) before
+   they are tried again.
+
+Each decision compares the mean of a pace's last two measurements, since a busy machine's
+pace swings from one second to the next.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import sys
@@ -33,16 +46,21 @@ import time
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator, Sequence
+    from typing import Any, Callable, Generator, Iterator, Sequence
 
 MIN_PARALLEL = 64  # below this, starting workers costs more than it saves
-PROBE = 16  # files timed in this process before workers are considered
+PROBE = 16  # files timed in this process before workers are considered, and at each re-check
 MIN_SECONDS = 0.5  # one process's estimated time for the files left, below which workers are not tried
 CHUNK = 16  # files a worker reviews per round trip: enough to make the trip cheap, few enough to keep little waiting
 TRIAL_CHUNKS = 3  # chunks per worker timed before deciding to keep the workers
 TRIAL_SIZE = 4  # files in each of those chunks, so that a trial that fails costs little
 GRACE = 2  # chunks' worth of one process's time the workers may be behind during the trial (their start-up)
-SPEEDUP = 1.15  # the workers must deliver at least this much faster than one process to be kept
+TRIAL_COST = 0.025  # the most a failed trial may cost, as a share of the files left (GRACE chunks lost at worst)
+TRIED_FROM = round(GRACE * TRIAL_SIZE / TRIAL_COST)  # so: the fewest files left for workers to be tried (320)
+SPEEDUP = 1.1  # the workers must deliver at least this much faster than one process to be kept
+RECHECK = 256  # files the workers review before one process's pace is measured again (doubling, up to RECHECK_MAX)
+RECHECK_MAX = 4096
+RETRY = 2 * TRIED_FROM  # files reviewed here before workers that lost are tried again (doubling)
 
 _work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence), inherited by the forked workers
 
@@ -53,41 +71,23 @@ def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: An
     caller writes it and lets it go); `progress(done)` is called as they complete.
     `evidence`: render the passing rules' evidence (for the JSON report). Close the iterator
     when stopping early: that ends the workers."""
-    from linter.engine.review import review_file
-
-    done = 0
     jobs, forced = _jobs(len(files))
-
-    def here(upto: int) -> Iterator[Any]:
-        nonlocal done
-        for path in files[done:upto]:
-            review = review_file(path, pack, tier, selected, config, evidence)
-            done += 1
-            if progress:
-                progress(done)
-            yield review
-
-    baseline = None  # seconds a file in one process, writing included
-    if jobs > 1 and not forced:
-        start = time.perf_counter()
-        yield from here(PROBE)
-        baseline = (time.perf_counter() - start) / PROBE
-        if baseline * (len(files) - done) < MIN_SECONDS:
-            jobs = 1
-    if jobs > 1:
-        for review in _in_workers(files[done:], jobs, (pack, tier, selected, config, evidence), baseline):
-            if review is None:  # the workers were slower, or no processes were to be had: the rest here
-                break
-            done += 1
-            if progress:
-                progress(done)
-            yield review
-    yield from here(len(files))
+    run = _Run(files, jobs, (pack, tier, selected, config, evidence), progress)
+    try:
+        if jobs == 1:
+            yield from run.here(len(files))
+        elif forced:
+            yield from run.workers(None, len(files))
+            yield from run.here(len(files))  # what a broken pool left
+        else:
+            yield from run.timed()
+    finally:
+        run.close()
 
 
 def _jobs(count: int) -> tuple[int, bool]:
     """(workers to use, whether HWLINT_JOBS asked for them): one per CPU this process may run
-    on (its affinity, which a container or `taskset` narrows), subject to the trial."""
+    on (its affinity, which a container or `taskset` narrows), subject to the timing."""
     if count < MIN_PARALLEL or not sys.platform.startswith("linux"):
         return 1, False
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -97,65 +97,159 @@ def _jobs(count: int) -> tuple[int, bool]:
     return cpus, False
 
 
-def _in_workers(files: Sequence[str], jobs: int, work: tuple[Any, ...], baseline: float | None = None) -> Iterator[Any]:
-    """The reviews of `files` from `jobs` forked workers, in order; None when no more should
-    be had from them: the pool broke or could not start, or (with `baseline`, one process's
-    seconds per file) the trial found them no faster. The caller does the rest. At most a
-    few chunks per worker are queued or finished ahead of the caller, so reviews that wait
-    to be written stay few."""
-    import collections
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+def _ahead(took: float, files: int, one: float) -> bool:
+    """Whether `files` delivered in `took` seconds are clearly ahead of one process's pace
+    `one` (seconds per file)."""
+    return took * SPEEDUP < files * one
 
-    import gc
 
-    global _work
-    _work = work
-    gc.freeze()  # the pack and the rest stay shared with the workers, not copied by their collector
-    pool = None
-    size = max(1, min(CHUNK, len(files) // (jobs * 8)))
-    trial = jobs * TRIAL_CHUNKS if baseline is not None else 0  # the first chunks, small, are the trial
-    small = min(size, TRIAL_SIZE)
-    cut = min(len(files), trial * small)
-    chunks = [files[i:i + small] for i in range(0, cut, small)] + [files[i:i + size] for i in range(cut, len(files), size)]
-    queued: collections.deque = collections.deque()
-    start = time.perf_counter()
-    try:
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start)
-        sent = received = delivered = 0
-        while chunks[sent:] or queued:
-            while sent < len(chunks) and len(queued) < jobs * 3:
-                queued.append(pool.submit(_review_chunk, chunks[sent]))
-                sent += 1
-            reviews = queued.popleft().result()
-            received += 1
-            yield from reviews
-            delivered += len(reviews)
-            if received <= trial and received < len(chunks):
-                took, alone = time.perf_counter() - start, delivered * baseline  # baseline: not None in a trial
-                # Behind one process by more than the start-up allows: stop now. At the end
-                # of the trial: keep them only if clearly ahead.
-                if took > alone + GRACE * small * baseline or (received == trial and took * SPEEDUP > alone):
-                    for future in queued:
-                        future.cancel()
-                    _stop(pool)
-                    pool = None
-                    yield None
-                    return
-        pool.shutdown()
-    except (KeyboardInterrupt, GeneratorExit):  # Ctrl-C, or the caller stopped: stop the workers now
-        _stop(pool)
-        raise
-    except (BrokenProcessPool, OSError):  # no processes to be had: the caller does the rest
-        _stop(pool)
-        yield None
-    finally:
-        if pool is not None:
-            with contextlib.suppress(OSError):  # a pipe the manager closed as it ended
-                pool.shutdown(wait=False, cancel_futures=True)  # idempotent; after an error, nothing is left queued
-        _work = ()
-        gc.unfreeze()
+class _Run:
+    """One run's files, delivered in order from this process or from the workers."""
+
+    def __init__(self, files: Sequence[str], jobs: int, work: tuple[Any, ...], progress: Callable[[int], None] | None):
+        self.files, self.jobs, self.work, self.progress = files, jobs, work, progress
+        self.done = 0  # files delivered
+        self.sent = 0  # files handed to the workers, `done` and those queued
+        self.pool: Any = None
+        self.broken = False  # the workers could not start or died: this process does the rest
+        self.queued: collections.deque = collections.deque()  # (future, files) of the chunks sent, in order
+
+    def here(self, upto: int) -> Iterator[Any]:
+        """The reviews of files[done:upto], made in this process."""
+        from linter.engine.review import review_file
+
+        pack, tier, selected, config, evidence = self.work
+        for path in self.files[self.done:upto]:
+            yield self._delivered(review_file(path, pack, tier, selected, config, evidence))
+
+    def _delivered(self, review: Any) -> Any:
+        self.done += 1
+        if self.progress:
+            self.progress(self.done)
+        return review
+
+    def _paced_here(self, upto: int) -> Generator[Any, None, float]:
+        """`here`, returning its pace."""
+        start, first = time.perf_counter(), self.done
+        yield from self.here(upto)
+        return (time.perf_counter() - start) / max(1, self.done - first)
+
+    def timed(self) -> Iterator[Any]:
+        """The run with workers only while they are measured to be faster (the module's steps)."""
+        total = len(self.files)
+        one = yield from self._paced_here(PROBE)
+        left = total - self.done
+        if one * left < MIN_SECONDS or left < TRIED_FROM:
+            yield from self.here(total)
+            return
+        pool = None  # the workers' pace
+        span, retry, trial = RECHECK, RETRY, True
+        while self.done < total and not self.broken:
+            upto = min(total, self.done + span)
+            pace = yield from self.workers(one, upto, trial)
+            pool = None if pace is None else pace if pool is None else (pool + pace) / 2
+            if self.done >= total or self.broken:
+                break
+            one = (one + (yield from self._paced_here(self.done + PROBE))) / 2
+            if pool is not None and _ahead(pool, 1, one):  # clearly ahead of one process now: on
+                span, trial = min(2 * span, RECHECK_MAX) if self.done >= upto else span, self.pool is None
+                continue
+            one = (one + (yield from self._paced_here(min(total, self.done + retry)))) / 2  # the workers wait
+            pool, span, retry, trial = None, RECHECK, 2 * retry, True
+        yield from self.here(total)
+
+    def workers(self, one: float | None, upto: int, trial: bool = False) -> Generator[Any, None, float | None]:
+        """The reviews of files[done:upto] from the workers, in order. With `one` (one
+        process's pace), each round of chunks (one from each worker) is timed against it, and
+        the workers are ended when not clearly ahead (they are forked again when next tried);
+        on `trial`, the first TRIAL_CHUNKS rounds are timed together, their start-up
+        included, and a chunk that would leave them GRACE chunks behind one process is not
+        waited for. Returns their pace (of the round that ended them, if one did), or None
+        when a chunk was not waited for, or they broke or could not start; the caller does
+        the rest."""
+        from concurrent.futures import TimeoutError
+        from concurrent.futures.process import BrokenProcessPool
+
+        if self.pool is None and not self._start():
+            return None
+        start, first = time.perf_counter(), self.done
+        self.sent = self.done  # nothing is queued between calls
+        trial_chunks = self.jobs * TRIAL_CHUNKS if trial and one is not None else 0
+        size = max(1, min(CHUNK, (len(self.files) - self.done) // (self.jobs * 8)))
+        received, since, since_done = 0, start, first  # the round being timed: its start, files done before it
+        try:
+            while self.done < upto:
+                while self.sent < upto and len(self.queued) < self.jobs * 2:
+                    step = TRIAL_SIZE if len(self.queued) + received < trial_chunks else size
+                    chunk = self.files[self.sent:min(upto, self.sent + step)]
+                    self.queued.append((self.pool.submit(_review_chunk, chunk), len(chunk)))
+                    self.sent += len(chunk)
+                future, count = self.queued[0]
+                timeout = None
+                if received < trial_chunks:  # on trial, a chunk that would leave them GRACE chunks behind is not waited for
+                    timeout = max(0.0, start + (self.done - first + count + GRACE * TRIAL_SIZE) * one - time.perf_counter())
+                try:
+                    reviews = future.result(timeout)
+                except TimeoutError:
+                    self._end()
+                    return None
+                self.queued.popleft()
+                for review in reviews:
+                    yield self._delivered(review)
+                received += 1
+                if one is None or (received < trial_chunks):
+                    continue
+                now = time.perf_counter()
+                # The end of the trial, or of a round (a chunk from each worker): go on only if
+                # clearly ahead, then time the next round.
+                if received == trial_chunks or received % self.jobs == 0:
+                    if not _ahead(now - since, self.done - since_done, one):
+                        self._end()
+                        return (now - since) / (self.done - since_done)
+                    since, since_done = now, self.done
+        except (BrokenProcessPool, OSError):  # no processes to be had: the caller does the rest
+            self._end()
+            self.broken = True
+            return None
+        return (time.perf_counter() - start) / max(1, self.done - first)
+
+    def _start(self) -> bool:
+        import gc
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _work
+        _work = self.work
+        gc.freeze()  # the pack and the rest stay shared with the workers, not copied by their collector
+        try:
+            self.pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_worker_start)
+        except OSError:
+            self.broken = True
+            return False
+        return True
+
+    def _end(self) -> None:
+        """End the workers now, dropping what they were doing (its files go back in turn)."""
+        _kill(self.pool)
+        self.pool, self.sent = None, self.done
+        self.queued.clear()
+
+    def close(self) -> None:
+        """End the workers (at once when the run stopped early: Ctrl-C, or the caller)."""
+        global _work
+        if self.pool is not None:
+            if self.queued or self.done < len(self.files):
+                _kill(self.pool)
+            else:
+                with contextlib.suppress(OSError):  # a pipe the manager closed as it ended
+                    self.pool.shutdown()
+            self.pool = None
+        if _work:
+            import gc
+
+            _work = ()
+            gc.unfreeze()
 
 
 def _worker_start() -> None:
@@ -166,14 +260,15 @@ def _worker_start() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _stop(pool: Any) -> None:
+def _kill(pool: Any) -> None:
     """End the pool's workers at once: queued work is dropped, running reviews are killed."""
     if pool is None:
         return
     workers = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     results = getattr(pool, "_result_queue", None)
-    pool.shutdown(wait=False, cancel_futures=True)
+    with contextlib.suppress(OSError):
+        pool.shutdown(wait=False, cancel_futures=True)
     for worker in workers:
         if worker.is_alive():
             worker.terminate()
@@ -202,3 +297,4 @@ def _review_chunk(paths: Sequence[str]) -> list[Any]:
 
     pack, tier, selected, config, evidence = _work
     return [review_file(path, pack, tier, selected, config, evidence) for path in paths]
+

@@ -455,7 +455,10 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
     out = []
     for new, raw in zip(reviews, bases):
         unchanged = raw is not None and bool(new.digest) and hashlib.sha256(raw).hexdigest() == new.digest
-        old, old_doc = versions(raw, new.file, pack, tier, selected, config)
+        # The same bytes, judged by the same pack, selection and config as the new version: the
+        # base version's review is the new one's (and nothing can have moved). A base judged
+        # otherwise (its own config, say) must be reviewed on its own.
+        old, old_doc = (new, None) if unchanged else versions(raw, new.file, pack, tier, selected, config)
         new_doc = None if unchanged else document_of(current(new, sources or {}), new.file)
         changes = compare_documents(old, old_doc, new, new_doc, ref, pack, tier, selected, config)
         changes.unchanged = unchanged

@@ -89,8 +89,9 @@ def writer(name: str, pack: Any, out: Callable[[str], None], verbose: bool = Fal
            docs_url: str | None = None, sarif_category: str | None = None) -> Any:
     """A report of format `name` written as the reviews come: `.add(review)` for each, in
     order, then `.close()`; memory stays that of one manifest, not of the run. A format whose
-    module has a `Stream` class (text, JSON, SARIF) has one; None for the others, and with
-    `changes` (the base diff needs every review first): give those `write` the whole list."""
+    module has a `Stream` class (text, JSON, SARIF, Markdown, comment) has one; None for the
+    others, and with `changes` (the base diff needs every review first): give those `write`
+    the whole list."""
     stream = getattr(import_module(REGISTRY[name].split(":")[0]), "Stream", None)
     if stream is None or changes is not None:
         return None

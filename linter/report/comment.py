@@ -30,7 +30,7 @@ from linter.report import changes as diff
 from linter.report import fit
 from linter.report.escape import code, human, markdown as md
 from linter.report.location import artifact, workflow_run
-from linter.report.markdown import Footnotes, rank, render_one, verdict
+from linter.report.markdown import Footnotes, rank, render_one, verdict, written
 
 MARKER = "<!-- hwlint-review -->"
 LIMIT = fit.GITHUB_LIMIT
@@ -53,12 +53,17 @@ def _changed(change: Any) -> str:
     return f"{len(change.introduced)} introduced, {len(change.resolved)} resolved"
 
 
-def _row(review: Review, change: Any, where: str, with_base: bool) -> str:
+def _cells(review: Review, change: Any, with_base: bool) -> list[str]:
+    """A manifest's row of the verdict table but its last cell (where its details are)."""
     pending = sum(r.status == "pending" for r in review.results)
     cells = [code(review.file), verdict(review), str(_count(review, "error")), str(_count(review, "warning")),
              str(pending)]
     if with_base:
         cells.append(_changed(change))
+    return cells
+
+
+def _row(cells: list[str], where: str) -> str:
     return "| " + " | ".join(cells + [where]) + " |\n"
 
 
@@ -74,85 +79,145 @@ def _where_the_rest_is() -> str:
     return "are not in this comment: `hwlint check --format markdown --max-chars 0 FILE` prints the full review of a manifest"
 
 
+class _Standing:
+    """The changed or new manifests of one rank, as far as the comment can show them: the rows
+    that fit in half of it, the rendered reviews that fit in all of it, and one more of each
+    (the first that does not fit is where the table stops, or the review that is shortened)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.rows: list[list[str]] = []
+        self.rows_size = 0
+        self.details: list[tuple[str, Review]] = []
+        self.details_least = 0
+
+
+class Stream:
+    """The comment written from the reviews as they come (`add`, then `close`): each manifest
+    is ranked and counted, and kept only while its row or its review can still be in the
+    comment (`_Standing`); a run of thousands of manifests holds a few of them."""
+
+    def __init__(self, write: Any, references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0,
+                 changes: list[Any] | None = None, max_chars: int | None = None):
+        self.write, self.references, self.rule_count = write, references or {}, rule_count
+        self.limit = LIMIT if not max_chars else min(max_chars, LIMIT)
+        self.notes = Footnotes(self.references)
+        self.by_file = {c.file: c for c in changes or []}
+        self.with_base = changes is not None
+        self.base = next((c.base for c in changes or []), "")
+        self.tally = [0, 0, 0, 0]
+        self.verdicts: dict[int, str] = {}  # rank -> the verdict of its first manifest
+        self.standings = [_Standing() for _ in range(4)]
+        self.unchanged = self.unchanged_failing = 0
+        self.names: list[str] = []  # the first unchanged manifests, those that fit under the table
+        self.names_size = 0
+        self.names_full = False
+
+    def detail(self, review: Review, shown: Any) -> str:
+        change = self.by_file.get(review.file)
+        return (diff.render_markdown([change]) if change is not None else "") + render_one(
+            review, self.references, self.rule_count, shown, self.notes)
+
+    def finish(self, text: str) -> str:
+        return human(self.notes.number(text))
+
+    def add(self, review: Review) -> None:
+        standing = rank(review)
+        self.tally[standing] += 1
+        if standing not in self.verdicts:
+            self.verdicts[standing] = verdict(review)
+        change = self.by_file.get(review.file)
+        if self.with_base and getattr(change, "unchanged", False):
+            self.unchanged += 1
+            self.unchanged_failing += standing < 2
+            name = code(review.file)
+            room = self.names_size + (2 if self.names else 0) + fit.size(name)  # ", ".join(names + [name])
+            if not self.names_full and room <= min(NAMES_ROOM, self.limit // 10):
+                self.names.append(name)
+                self.names_size = room
+            else:
+                self.names_full = True
+            return
+        kept = self.standings[standing]
+        kept.count += 1
+        if kept.rows_size <= self.limit // 2:
+            cells = _cells(review, change, self.with_base)
+            kept.rows.append(cells)
+            kept.rows_size += fit.size(_row(cells, "below"))
+        if kept.details_least <= self.limit:
+            text = self.detail(review, None)
+            kept.details.append((text, review))
+            kept.details_least += self.notes.least(text)
+
+    def close(self) -> None:
+        self.write(self.text())
+
+    def text(self) -> str:
+        limit, with_base, finish = self.limit, self.with_base, self.finish
+        count = sum(self.tally)
+        listed = sum(kept.count for kept in self.standings)
+        rows = [cells for kept in self.standings for cells in kept.rows]
+        details = [detail for kept in self.standings for detail in kept.details]
+        failing = self.standings[0].count + self.standings[1].count  # changed or new, and failing
+
+        head = f"{MARKER}\n## hwlint: {self.verdicts[min(self.verdicts)] if count else 'no manifests'}\n\n"
+        head += f"**{count} manifest{'s' if count != 1 else ''} reviewed:** " + ", ".join(
+            f"{n} {word}" for n, word in zip(self.tally, RANK_WORDS) if n) + "."
+        if with_base:
+            head += f" Against {code(self.base)}: {listed} changed or new, {self.unchanged} unchanged."
+        head += "\n\n"
+
+        # Rows and details come failing manifests first, in the given order within a rank. A
+        # rank whose rows or reviews were not all kept ends the table or the details within
+        # those kept: the kept ones alone are more than fits.
+        def table(detailed: int) -> str:
+            columns = ["Manifest", "Verdict", "Errors", "Warnings", "To confirm"] + (["Change"] if with_base else []) + ["Details"]
+            out = "| " + " | ".join(columns) + " |\n" + "|" + " --- |" * len(columns) + "\n"
+            for n, cells in enumerate(rows):
+                row = _row(cells, "below" if n < detailed else "job summary")
+                if fit.size(out) + fit.size(row) > limit // 2:  # the first n rows are the n worst manifests
+                    out += f"| … and {listed - n} more manifests ({failing - min(n, failing)} failing) | | | | |" + \
+                           (" |" if with_base else "") + " job summary |\n"
+                    break
+                out += row
+            if self.unchanged:
+                more = self.unchanged - len(self.names)
+                out += (f"\n**{self.unchanged} manifest{'s' if self.unchanged != 1 else ''} unchanged**"
+                        f"{f' ({self.unchanged_failing} failing, as before)' if self.unchanged_failing else ''}: "
+                        f"{', '.join(self.names)}{f' and {more} more' if more else ''}.\n")
+            return out + "\n"
+
+        def rest(detailed: int) -> str:
+            left = listed - detailed
+            if not left and not self.unchanged:
+                return ""
+            what = (f"The full reviews of the {left} manifest{'s' if left != 1 else ''} not detailed here"
+                    if left else "The full reviews")
+            what += " and of the unchanged ones" if self.unchanged and left else (
+                " of the unchanged manifests" if self.unchanged else "")
+            return f"\n---\n\n{what} {_where_the_rest_is()}.\n"
+
+        def whole(parts: list[str], detailed: int) -> str:
+            return finish(head + table(detailed) + fit.SEPARATOR.join(parts) + rest(detailed))
+
+        # the details: as many whole reviews as fit, then one shortened
+        parts: list[str] = []
+        for candidate, review in details:
+            if fit.size(whole(parts + [candidate], len(parts) + 1)) <= limit:
+                parts.append(candidate)
+                continue
+            before = list(parts)
+            shortened = fit.shorten([review], self.detail, limit,
+                                    lambda text: whole(before + [text], len(before) + 1))
+            if shortened is not None:
+                return shortened
+            break
+        text = whole(parts, len(parts))
+        if fit.size(text) > limit:  # not even the table fits: should not happen with the caps above
+            text = finish(head + "The verdict table does not fit this comment. " + rest(0).strip("-\n ") + "\n")
+        return text
+
+
 def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0,
            changes: list[Any] | None = None, max_chars: int | None = None) -> str:
-    references = references or {}
-    limit = LIMIT if not max_chars else min(max_chars, LIMIT)
-    notes = Footnotes(references)
-    finish = lambda text: human(notes.number(text))  # noqa: E731
-    by_file = {c.file: c for c in changes or []}
-    with_base = changes is not None
-    unchanged = [r for r in reviews if with_base and getattr(by_file.get(r.file), "unchanged", False)]
-    same = {id(r) for r in unchanged}
-    listed = sorted((r for r in reviews if id(r) not in same), key=rank)  # stable: the given order within a rank
-
-    worst = min((rank(r) for r in reviews), default=3)
-    tally = [sum(rank(r) == n for r in reviews) for n in range(4)]
-    head = f"{MARKER}\n## hwlint: {verdict(next(r for r in reviews if rank(r) == worst)) if reviews else 'no manifests'}\n\n"
-    head += f"**{len(reviews)} manifest{'s' if len(reviews) != 1 else ''} reviewed:** " + ", ".join(
-        f"{n} {word}" for n, word in zip(tally, RANK_WORDS) if n) + "."
-    if with_base:
-        base = next((c.base for c in changes or []), "")
-        head += f" Against {code(base)}: {len(listed)} changed or new, {len(unchanged)} unchanged."
-    head += "\n\n"
-
-    # the details: as many whole reviews as fit, then one shortened
-    def detail(review: Review, shown: Any) -> str:
-        change = by_file.get(review.file)
-        return (diff.render_markdown([change]) if change is not None else "") + render_one(
-            review, references, rule_count, shown, notes)
-
-    def table(detailed: int) -> str:
-        columns = ["Manifest", "Verdict", "Errors", "Warnings", "To confirm"] + (["Change"] if with_base else []) + ["Details"]
-        out = "| " + " | ".join(columns) + " |\n" + "|" + " --- |" * len(columns) + "\n"
-        for n, review in enumerate(listed):
-            row = _row(review, by_file.get(review.file), "below" if n < detailed else "job summary", with_base)
-            if fit.size(out) + fit.size(row) > limit // 2:
-                left = listed[n:]
-                failing = sum(rank(r) < 2 for r in left)
-                out += f"| … and {len(left)} more manifests ({failing} failing) | | | | |" + (" |" if with_base else "") + \
-                       " job summary |\n"
-                break
-            out += row
-        if unchanged:
-            names, shown = [], 0
-            for review in unchanged:
-                name = code(review.file)
-                if fit.size(", ".join(names + [name])) > min(NAMES_ROOM, limit // 10):
-                    break
-                names.append(name)
-            more = len(unchanged) - len(names)
-            failing = sum(rank(r) < 2 for r in unchanged)
-            out += (f"\n**{len(unchanged)} manifest{'s' if len(unchanged) != 1 else ''} unchanged**"
-                    f"{f' ({failing} failing, as before)' if failing else ''}: {', '.join(names)}"
-                    f"{f' and {more} more' if more else ''}.\n")
-        return out + "\n"
-
-    def rest(detailed: int) -> str:
-        left = len(listed) - detailed
-        if not left and not unchanged:
-            return ""
-        what = (f"The full reviews of the {left} manifest{'s' if left != 1 else ''} not detailed here"
-                if left else "The full reviews")
-        what += " and of the unchanged ones" if unchanged and left else (" of the unchanged manifests" if unchanged else "")
-        return f"\n---\n\n{what} {_where_the_rest_is()}.\n"
-
-    def whole(parts: list[str], detailed: int) -> str:
-        return finish(head + table(detailed) + fit.SEPARATOR.join(parts) + rest(detailed))
-
-    parts: list[str] = []
-    for review in listed:
-        candidate = detail(review, None)
-        if fit.size(whole(parts + [candidate], len(parts) + 1)) <= limit:
-            parts.append(candidate)
-            continue
-        before = list(parts)
-        shortened = fit.shorten([review], detail, limit,
-                                lambda text: whole(before + [text], len(before) + 1))
-        if shortened is not None:
-            return shortened
-        break
-    text = whole(parts, len(parts))
-    if fit.size(text) > limit:  # not even the table fits: should not happen with the caps above
-        text = finish(head + "The verdict table does not fit this comment. " + rest(0).strip("-\n ") + "\n")
-    return text
+    return written(Stream, reviews, references, rule_count, changes, max_chars)

@@ -7,10 +7,10 @@ When the full review is longer, it says so first (`shortened_note`: and where th
 one is), and each manifest keeps its summary (verdict, counts, budget)
 and as many of its findings as fit, errors first, then warnings, infos and waived ones;
 what is left out (those findings, the to-confirm, not-applicable and confirmed lists, and
-the assumption and catalog tables, the charts) is counted in a note under that manifest. The number kept is the largest that fits, found
-by bisection. Only if the summaries alone are too long is the text cut at a line, with a
-note saying how many manifests it covers. Every length is measured on the finished text
-(citations numbered, the sources list added).
+the assumption and catalog tables, the charts) is counted in a note under that manifest. The
+number kept is the largest that fits, found by bisection. Only if the summaries alone are
+too long is the text cut at a line, with a note saying how many manifests it covers. Every
+length is measured on the finished text (citations numbered, the sources list added).
 """
 
 from __future__ import annotations
@@ -42,27 +42,79 @@ def size(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def fit(reviews: list[Review], render: Render, limit: int = COMMENT_LIMIT,
-        finish: Callable[[str], str] = lambda text: text) -> str:
-    """The reviews rendered within `limit`; `finish` completes a candidate text (numbers its
-    citations and adds the sources) and is what gets measured."""
-    full = finish(SEPARATOR.join(render(r, None) for r in reviews))
-    if size(full) <= limit:
-        return full
-    lead = shortened_note(limit)
-    shortened = shorten(reviews, render, limit, lambda text: finish(lead + text))
-    if shortened is not None:
-        return shortened
-    return _cut(SEPARATOR.join(_brief(review, render, []) for review in reviews), len(reviews), limit,
-                lambda text: finish(lead + text))
+class Fitting:
+    """The reviews rendered within `limit`, taken a review at a time (`add`, then `close`
+    gives the text); `finish` completes a candidate text (numbers its citations and adds the
+    sources) and is what gets measured. Only what can still be part of the text is held, so a
+    run of thousands of manifests keeps a few of them.
+
+    `least(text)` is the fewest characters a rendered text can take once finished (its
+    citations numbered); the sum of those over the reviews so far shows early that they cannot
+    fit whole, nor their summaries, whatever comes after. Past that, only the summaries the
+    final cut can reach (a limit's worth, and one more) are kept, and then nothing: each later
+    review is only counted. Each review kept was rendered whole before its summary, and a
+    summary cites nothing its whole review does not, so each citation's placeholder is the
+    same as if every review had been rendered whole first.
+    """
+
+    def __init__(self, render: Render, limit: int, finish: Callable[[str], str] = lambda text: text,
+                 least: Callable[[str], int] = size):
+        self.render, self.limit, self.finish, self.least = render, limit, finish, least
+        self.count = 0
+        self.whole: list[str] | None = []  # the reviews rendered whole, while they may fit so
+        self.whole_least = 0
+        self.reviews: list[Review] | None = []  # while their summaries may fit (then `shorten` picks findings)
+        self.briefs_least = 0
+        self.briefs: list[str] = []  # the summaries the cut can reach
+        self.briefs_size = 0
+        self.briefs_done = False
+
+    def add(self, review: Review) -> None:
+        self.count += 1
+        if self.whole is None and self.reviews is None and self.briefs_done:
+            return
+        gap = size(SEPARATOR) if self.count > 1 else 0
+        whole = self.render(review, None)
+        brief = _brief(review, self.render, [])
+        if self.whole is not None:
+            self.whole.append(whole)
+            self.whole_least += gap + self.least(whole)
+            if self.whole_least > self.limit:
+                self.whole = None
+        if self.reviews is not None:
+            self.reviews.append(review)
+            self.briefs_least += gap + self.least(brief)
+            if self.briefs_least > self.limit:
+                self.reviews = None
+        if not self.briefs_done:
+            self.briefs_done = self.briefs_size > self.limit  # past the limit already: this one is the last
+            self.briefs.append(brief)
+            self.briefs_size += gap + size(brief)
+
+    def close(self) -> str:
+        if self.whole is not None:
+            full = self.finish(SEPARATOR.join(self.whole))
+            if size(full) <= self.limit:
+                return full
+        lead = shortened_note(self.limit)  # a shortened text says so first, and where the whole one is
+
+        def finish(text: str) -> str:
+            return self.finish(lead + text)
+
+        if self.reviews is not None:
+            shortened = shorten(self.reviews, self.render, self.limit, finish)
+            if shortened is not None:
+                return shortened
+        return _cut(SEPARATOR.join(self.briefs), self.count, self.limit, finish)
 
 
 def shortened_note(limit: int) -> str:
     """What the top of a shortened review says: that it is, and where the whole one is."""
+    from linter.report.escape import code
     from linter.report.location import artifact, workflow_run
 
     run, stored = workflow_run(), artifact()
-    where = (f"the whole review is review.md in the artifact `{stored}` of {run}" if stored else
+    where = (f"the whole review is review.md in the artifact {code(stored)} of {run}" if stored else
              "`hwlint check --format markdown --max-chars 0` on the same manifests writes the whole review")
     return (f"> **This review is shortened** to fit {limit:,} characters: manifests below that say so show only "
             f"part of their findings; {where}.\n\n")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from linter import __version__
 from linter.numbers import num
@@ -80,28 +80,48 @@ class Footnotes:
     def __init__(self, references: dict[str, dict[str, Any]]):
         self.references = references
         self.keys: list[str] = []
+        self.index: dict[str, int] = {}  # key -> its place in keys
+        self.order: dict[int, int] = {}  # placeholder -> number, for a report numbered piece by piece
 
     def marks(self, keys: list[str]) -> Trusted:
         out = []
         for key in keys:
-            if key not in self.keys:
+            if key not in self.index:
+                self.index[key] = len(self.keys)
                 self.keys.append(key)
-            out.append(f"[^#{self.keys.index(key)}]")
+            out.append(f"[^#{self.index[key]}]")
         return Trusted("".join(out))
 
     def number(self, text: str) -> str:
         """`text` with its citations numbered, and the Sources list after it."""
         order: dict[int, int] = {}
+        text = self._numbered(text, order)
+        return text + self._sources(order) if order else text
 
+    def numbered(self, piece: str) -> str:
+        """The next piece of a report written as it comes, its citations numbered on from the
+        pieces before; `sources()` ends the report."""
+        return self._numbered(piece, self.order)
+
+    def sources(self) -> str:
+        """The Sources list of the pieces `numbered` so far (nothing if they cite nothing)."""
+        return self._sources(self.order) if self.order else ""
+
+    def least(self, text: str) -> int:
+        """The fewest characters `text` can take once numbered: a placeholder becomes at
+        least `[^1]`, and the rest only grows (escaping, the Sources list)."""
+        return fit.size(text) - sum(len(m.group(0)) - 4 for m in self.PLACEHOLDER.finditer(text))
+
+    def _numbered(self, text: str, order: dict[int, int]) -> str:
         def one(match: re.Match) -> str:
             index = int(match.group(1))
             return f"[^{order.setdefault(index, len(order) + 1)}]"
 
-        text = self.PLACEHOLDER.sub(one, text)
-        if not order:
-            return text
+        return self.PLACEHOLDER.sub(one, text)
+
+    def _sources(self, order: dict[int, int]) -> str:
         entries = [(n, self.references.get(self.keys[i], {"title": self.keys[i]})) for i, n in order.items()]
-        return text + environment().get_template("sources.md.j2").render(entries=entries)
+        return environment().get_template("sources.md.j2").render(entries=entries)
 
 
 def rank(review: Review) -> int:
@@ -165,22 +185,59 @@ def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count
     )
 
 
+class Stream:
+    """The Markdown review written a manifest at a time (`add`, then `close`). Without a limit
+    (`max_chars` 0) each review goes out as it comes, numbered on from those before, and the
+    Sources list at the end; within one (the default, a GitHub comment) `fit.Fitting` keeps
+    what can still be shown, and `close` writes it. Either way the text is what `render`
+    gives, and a run of thousands of manifests holds a few of them at most."""
+
+    def __init__(self, write: Callable[[str], None], references: dict[str, dict[str, Any]] | None = None,
+                 rule_count: int = 0, changes: list[Any] | None = None, max_chars: int | None = None):
+        self.write, self.references, self.rule_count = write, references or {}, rule_count
+        self.notes = Footnotes(self.references)
+        self.by_file = {c.file: c for c in changes or []}
+        limit = fit.COMMENT_LIMIT if max_chars is None else max_chars
+        self.fitting = fit.Fitting(self.one, limit, self.finish, self.notes.least) if limit else None
+        self.count = 0
+
+    def one(self, review: Review, shown: list[Result] | None) -> str:
+        """One review, led by what its change does when --base is given."""
+        change = self.by_file.get(review.file)
+        lead = diff.render_markdown([change]) if change is not None else ""
+        return lead + render_one(review, self.references, self.rule_count, shown, self.notes)
+
+    def finish(self, text: str) -> str:
+        return human(self.notes.number(text))
+
+    def add(self, review: Review) -> None:
+        self.count += 1
+        if self.fitting is not None:
+            self.fitting.add(review)
+            return
+        piece = (fit.SEPARATOR if self.count > 1 else "") + self.one(review, None)
+        self.write(human(self.notes.numbered(piece)))
+
+    def close(self) -> None:
+        text = self.fitting.close() if self.fitting is not None else human(self.notes.sources())
+        if text:
+            self.write(text)
+
+
 def render(reviews: list[Review], references: dict[str, dict[str, Any]] | None = None, rule_count: int = 0,
            changes: list[Any] | None = None, max_chars: int | None = None) -> str:
     """All reviews, each led by what its change does when `changes` (--base) is given, with one
     list of sources; cut to at most `max_chars` characters (default one GitHub comment, 0 no
     limit) as fit.py explains."""
-    references = references or {}
-    notes = Footnotes(references)
-    by_file = {c.file: c for c in changes or []}
+    return written(Stream, reviews, references, rule_count, changes, max_chars)
 
-    def one(review: Review, shown: list[Result] | None) -> str:
-        change = by_file.get(review.file)
-        lead = diff.render_markdown([change]) if change is not None else ""
-        return lead + render_one(review, references, rule_count, shown, notes)
 
-    finish = lambda text: human(notes.number(text))  # noqa: E731  (measured as it is written out)
-    limit = fit.COMMENT_LIMIT if max_chars is None else max_chars
-    if limit == 0:
-        return finish(fit.SEPARATOR.join(one(r, None) for r in reviews))
-    return fit.fit(reviews, one, limit, finish)
+def written(stream: Any, reviews: list[Review], *options: Any) -> str:
+    """The whole text a report's Stream class writes of `reviews` (`options`: its arguments
+    after `write`)."""
+    parts: list[str] = []
+    report = stream(parts.append, *options)
+    for review in reviews:
+        report.add(review)
+    report.close()
+    return "".join(parts)
