@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, ROOT
 
 PRETRAIN = EXAMPLES / "multi-node-pretrain.hw.yaml"
 
@@ -356,3 +356,14 @@ def test_the_bundled_example_passes_in_every_option(hwlint):
     assert all(o["counts"]["fail"] == o["counts"]["pending"] == 0 for o in doc["money"]["options"])
     assert "illustrative" in CHOICE.read_text(encoding="utf-8").lower()
 
+
+def test_the_procurement_keys_are_documented():
+    """docs/procurement.md explains every key of procurement, of an option and of a quote."""
+    from linter.manifest.model import Option, Procurement, Quote
+
+    text = (ROOT / "docs" / "procurement.md").read_text(encoding="utf-8")
+    missing = [f"{model.__name__}.{key}" for model in (Procurement, Option, Quote) for key in model.model_fields
+               if f"`{key}`" not in text]
+    assert not missing, missing
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/procurement.md" in readme and "examples/two-vendors-or-cloud.hw.yaml" in readme
