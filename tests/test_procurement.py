@@ -367,3 +367,9 @@ def test_the_procurement_keys_are_documented():
     assert not missing, missing
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/procurement.md" in readme and "examples/two-vendors-or-cloud.hw.yaml" in readme
+
+
+def test_an_option_quote_with_a_value_left_out_is_null_in_the_json(hwlint, tmp_path):
+    path = choice(tmp_path, ("lead_time_weeks: 14, pool: dgx, quantity: 16}", "lead_time_weeks: 14, pool: dgx}"))
+    quote = options(report(hwlint, path))["vendor-b"]["quotes"][0]
+    assert quote["quantity"] is None and quote["names"] == "node pool dgx" and quote["price"] == 6_300_000

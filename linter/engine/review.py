@@ -172,7 +172,7 @@ def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
         "opex_counted": money.get("opex_counted"),
         "pays_back": known(money.get("pays_back")),
         "rent_compared": rental.get("option") if isinstance(rental, dict) else None,
-        "quotes": [{**row, "price": known(row["price"])} for row in money.get("quotes", [])],
+        "quotes": [{key: known(value) for key, value in row.items()} for row in money.get("quotes", [])],
         "failing": [r.rule_id for r in failing],
         "failing_severity": {r.rule_id: r.severity for r in failing},
         "errors": [r.rule_id for r in failing if r.severity == "error"],
