@@ -373,3 +373,22 @@ def test_an_option_quote_with_a_value_left_out_is_null_in_the_json(hwlint, tmp_p
     path = choice(tmp_path, ("lead_time_weeks: 14, pool: dgx, quantity: 16}", "lead_time_weeks: 14, pool: dgx}"))
     quote = options(report(hwlint, path))["vendor-b"]["quotes"][0]
     assert quote["quantity"] is None and quote["names"] == "node pool dgx" and quote["price"] == 6_300_000
+
+
+def test_a_warning_does_not_rule_an_option_out_but_the_recommendation_names_it(hwlint, tmp_path):
+    # a second, cheaper rental (in GBP) whose 12-month term is shorter than the project (BUY007, a warning)
+    path = choice(tmp_path, ("exchange_rates: {EUR: 1.08}", "exchange_rates: {EUR: 1.08, GBP: 1.27}"),
+                  ("      fabrics: [{name: compute-ib, managed_by: provider}]\n",
+                   "      fabrics: [{name: compute-ib, managed_by: provider}]\n"
+                   "    - name: cloud-2\n      mode: rent\n      provider: Other Cloud\n      quotes:\n"
+                   "        - {item: spot, vendor: Other Cloud, kind: rental, price: 200000, currency: GBP, quote_date: 2026-11-14,\n"
+                   "           lead_time_weeks: 2, capacity: {gpus: 128, gpu_model: H100-SXM5-80GB}, term_months: 12}\n"
+                   "      fabrics: [{name: compute-ib, managed_by: provider}]\n"))
+    doc = report(hwlint, path)
+    rows = options(doc)
+    assert rows["cloud-2"]["failing_severity"] == {"BUY007": "warning"} and rows["cloud-2"]["opex_per_month"] == 254_000
+    assert rows["vendor-b"]["rent_compared"] == "cloud-2"  # payback against the cheapest rental of the same GPUs
+    assert doc["money"]["recommendation"]["name"] == "cloud-2"
+    out = hwlint("check", "--format", "markdown", path).out
+    assert "It fails BUY007 (warning), which does not rule it out." in out
+    assert "| cloud-2 | spot | rental | 200,000 GBP | 1.27 USD per GBP | 254,000 USD |" in out

@@ -62,6 +62,10 @@ def _recommendation(review: Review) -> tuple[str, str]:
     second = found["runner_up"]
     text += (f"; the runner-up, {second['name']} ({second['mode']}), costs {_money(second['total_cost'], cur)}, "
              f"{_money(found['margin'], cur)} ({num(found['margin_pct'])}%) more." if second else "; it is the only one.")
+    best = next(o for o in review.options if o["name"] == found["name"])
+    if best["failing"]:  # warnings and infos do not rule an option out, but finance should read them
+        text += " It fails " + ", ".join(f"{rule} ({best['failing_severity'][rule]})" for rule in best["failing"]) \
+            + ", which does not rule it out."
     if lacking:
         text += f" Not compared: {lacking}."
     mine = found["chosen"]
@@ -124,7 +128,9 @@ def section(review: Review, brief: bool = False) -> Section | None:
     layout += f" for {show(d['gpus'])} GPUs" + (f", ZeRO stage {d['zero_stage']}" if d["zero_stage"] else "")
     team = {True: "an operations team runs it", False: "no operations team"}.get(d["operations_team"], "operations team not stated")
     chosen = {"buy": "the manifest buys", "rent": "the manifest rents"}.get(d["mode"], "buy or rent not stated")
-    mode = f"{chosen}; {show(d['project_duration_months'])}-month project; {team}"
+    months = f"{num(d['project_duration_months'])}-month project" if _known(d["project_duration_months"]) \
+        else "project duration not given"
+    mode = f"{chosen}; {months}; {team}"
     card = f"{show(d['gpus'])} x {d['gpu_model'] if _known(d['gpu_model']) else 'GPU model not given'}"
     out.steps = [("Goal", goal), ("Parallelism", layout), ("Buy or rent", f"{mode}. Verdict: {out.verdict.lower()}"),
                  ("Card", card + ": check it against the vendor's current spec and price pages (the catalog entries "
