@@ -143,11 +143,12 @@ def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str], ca
     """The rule pack a review under `config` uses: the config's rule and catalog folders
     first, then the command line's. A select or ignore pattern of the config that names no
     rule of that pack ends the command (exit 2), naming the config file, line and key."""
-    from linter.manifest.config import ConfigError, check_patterns
+    from linter.manifest.config import ConfigError, check_patterns, check_severities
 
     pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs], cache)
     try:
         check_patterns(config, [r.id for r in pack.rules], sorted({r.layer for r in pack.rules}))
+        check_severities(config, {r.id: r.spec.severity for r in pack.rules})
     except ConfigError as exc:
         _error(f"hwlint: config error: {exc}")
         raise Exit(2) from None

@@ -44,6 +44,7 @@ BUDGET: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("capex", "Capex (purchases)", "money", ("procurement", "capex")),
     ("opex_per_month", "Opex per month", "money", ("procurement", "opex_per_month")),
     ("rent_per_month", "Rent per month for the same capacity", "money", ("procurement", "rent_per_month")),
+    ("total_cost", "Total cost over the project", "money", ("procurement", "total_cost")),
     ("payback_months", "Payback against renting", "months", ("procurement", "payback_months")),
     ("ready_date", "Ready to train (delivery, installation, burn-in)", "date", ("procurement", "ready_date")),
 )

@@ -110,9 +110,12 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     """Review one manifest as its chosen option makes it. `selected` (a config.Selection, or
     any id -> bool) picks the rules; `config` brings the organisation's policy floors; `on`
     judges dates as of that day; `evidence` renders each passing rule's evidence in words (the
-    checklist and the JSON report show it; it costs about a third of a review). With procurement options, `Review.options` compares every
-    option, each judged by the same rules."""
+    checklist and the JSON report show it; it costs about a third of a review). With procurement
+    options, each option is judged by the whole pack as its own version of the manifest, the
+    chosen one last: `Review.options` holds their figures and results, and facts.options the
+    recommendation among them (BUY009 reads it)."""
     from linter.manifest.procurement import check as check_procurement, option_names, with_option
+    from linter.physics.procurement import recommend
 
     config = config or Config()
     on = on or today()
@@ -127,41 +130,64 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         return _judge(review, doc, pack, tier, selected, config, on, evidence)
     chosen = doc.data["procurement"]["chosen"]
     variants = {name: replace(doc, data=with_option(doc.data, name)) for name in names}
-    _judge(review, variants[chosen], pack, tier, selected, config, on, evidence)
-    if review.file_findings:
-        return review
+    others = {}
     for name in names:
-        judged = review if name == chosen else _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on)
-        if judged.file_findings:  # e.g. an option that names a system the catalog does not have
-            review.results = judged.file_findings
-            return review
-        review.options.append(option_summary(name, judged, name == chosen))
-    return review
+        if name != chosen:
+            others[name] = _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on)
+            if others[name].file_findings:  # e.g. an option that names a system the catalog does not have
+                review.results = others[name].file_findings
+                return review
+
+    def compare(judged: Review) -> dict[str, Any]:
+        """facts.options once every option, the chosen one last, has been judged."""
+        every = {**others, chosen: judged}
+        review.options = [option_summary(name, every[name], name == chosen) for name in names]
+        money = judged.facts["procurement"]
+        return {"names": names, "recommendation": recommend(
+            [{"name": o["name"], "mode": o["mode"], "errors": o["errors"],
+              **{key: every[o["name"]].facts["procurement"][key] for key in ("total_cost", "ready_date")}}
+             for o in review.options], money["start_date"], money["project_months"], chosen)}
+
+    return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare)
 
 
 def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
-    """One row of the options table: money, delivery and failing rules of one option."""
+    """One column of the options table: money by part, delivery and the results of one option,
+    judged by the whole rule pack."""
     money = judged.facts.get("procurement", {})
 
     def known(value: Any) -> Any:
         return None if isinstance(value, Unknown) else value
 
+    failing = [r for r in judged.results if r.status == "fail" and r.layer not in ("WVR", "FILE")]
+    counts = judged.counts()
+    counts["pending"] -= sum(NOT_COMPARED in r.missing for r in judged.results)  # decided only once all are judged
+    rental = money.get("rental")
     return {
         "name": name,
         "chosen": chosen,
         "mode": known(money.get("mode")),
         "currency": known(money.get("currency")),
-        **{key: known(money.get(key)) for key in ("capex", "opex_per_month", "owned_opex_per_month", "rent_per_month",
-                                                 "payback_months", "ready_date")},
+        **{key: known(money.get(key)) for key in (
+            "capex", "electricity_per_month", "colocation_per_month", "staff_per_month", "support_per_month",
+            "opex_per_month", "owned_opex_per_month", "rent_per_month", "total_cost", "payback_months", "ready_date")},
+        "opex_counted": money.get("opex_counted"),
         "pays_back": known(money.get("pays_back")),
-        "failing": [r.rule_id for r in judged.results if r.status == "fail" and r.layer not in ("WVR", "FILE")],
+        "rent_compared": rental.get("option") if isinstance(rental, dict) else None,
+        "quotes": [{key: known(value) for key, value in row.items()} for row in money.get("quotes", [])],
+        "failing": [r.rule_id for r in failing],
+        "failing_severity": {r.rule_id: r.severity for r in failing},
+        "errors": [r.rule_id for r in failing if r.severity == "error"],
+        "counts": counts,
         "tier": judged.tier,
     }
 
 
 def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, selected: Any,
-           config: Config, on: dt.date, evidence: bool = False) -> Review:
-    """Catalog, model, facts, tier, rules and waivers for one (valid) manifest."""
+           config: Config, on: dt.date, evidence: bool = False, compare: Any = None) -> Review:
+    """Catalog, model, facts, tier, rules and waivers for one (valid) manifest. `compare`, given
+    the review with its rules run and waivers applied, returns facts.options: the rules that
+    read it (pending until then) run once more with it, before the waivers apply."""
     from linter.manifest.catalog import load_catalog
 
     # the pack carries its catalog, team folders included (and so does its digest)
@@ -199,6 +225,8 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     facts["tier_inferred"] = Unknown(undecided) if undecided else inferred
     facts["tier_inferred_reason"] = Unknown(undecided) if undecided else inferred_reason.removeprefix("inferred: ")
     facts["tier_rank"] = {t["name"]: rank for rank, t in enumerate(pack.tiers)}  # smallest first
+    facts["options"] = {"names": [o["name"] for o in data.get("procurement", {}).get("options", [])],
+                        "recommendation": Unknown((NOT_COMPARED,))}
     review.facts = facts
     primary = _primary_pool(data, facts)
     holding = review.conditions = conditions(pack, data, facts)
@@ -216,9 +244,33 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
+        _raise_severities(review.results, config)
+        waive = lambda results: apply_waivers(  # noqa: E731
+            results, doc, data.get("waivers", []), pack, on, policy.get("waiver_max_days", {}).get("value"))
+        if compare is not None:
+            settled = [replace(r) for r in review.results]  # copies: the waivers apply to the real ones once, below
+            waive(settled)
+            facts["options"] = compare(replace(review, results=settled))
+            views = _views(data, facts, primary)
+            for i, result in enumerate(review.results):
+                if result.status == "pending" and NOT_COMPARED in result.missing:
+                    review.results[i] = evaluate(pack.get(result.rule_id), doc, data, facts, primary, review.tier,
+                                                 holding, evidence, views)
+            _raise_severities(review.results, config)
     review.waivers = list(data.get("waivers", []))
-    apply_waivers(review.results, doc, data.get("waivers", []), pack, on, policy.get("waiver_max_days", {}).get("value"))
+    waive(review.results)
     return review
+
+
+NOT_COMPARED = "procurement.options (every option judged)"  # what facts.options.recommendation waits for
+
+
+def _raise_severities(results: list[Result], config: Config) -> None:
+    """The organisation's severities (config `severity:`, which may only raise a rule's)."""
+    for result in results:
+        raised = config.severity.get(result.rule_id)
+        if raised:
+            result.severity = raised
 
 
 def plain_manifest(data: dict, doc: Document, shape: Any = None, from_catalog: bool = True) -> dict | list[Result]:

@@ -11,6 +11,7 @@ allow_relaxing: [compute_efficiency]        # policy names (or signoff_roles) a 
 rules: [team-rules]          # extra rule folders, relative to this file
 select: [PWR, STO]           # rule ids or prefixes; the command line's --select replaces it
 ignore: [BUY005]             # added to the command line's --ignore
+severity: {BUY009: warning}  # raise a rule's severity (never lower it: ignore a rule instead)
 fail_on: warning             # the command line's --fail-on wins
 catalog: [team-catalog]      # extra catalog folders, relative to this file
 docs_url: https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md   # SARIF links each rule here (--docs-url wins)
@@ -48,8 +49,8 @@ from linter.paths import relative
 from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
-TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "fail_on", "catalog", "docs_url", "signoff",
-            "exclude", "extend_exclude", "extend-exclude")
+TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "severity", "fail_on", "catalog", "docs_url",
+            "signoff", "exclude", "extend_exclude", "extend-exclude")
 SIGNOFF_KEYS = ("roles", "allowed_signers", "signers", "roles_per_signer", "require_signatures")
 FAIL_ON = ("error", "warning", "info")
 ROLES_KEY = "signoff_roles"
@@ -68,6 +69,7 @@ class Config:
     rules: list[str] = field(default_factory=list)
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
+    severity: dict[str, str] = field(default_factory=dict)  # rule id -> the severity it is raised to
     fail_on: str | None = None
     catalog: list[str] = field(default_factory=list)
     docs_url: str | None = None  # where docs/rules.md is published (SARIF's helpUri); None: not said
@@ -244,6 +246,14 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         setattr(config, key, patterns)
         for i in range(len(patterns)):  # "PWR, STO" as one text is one key; a list has one position per item
             config.positions[(key, i)] = position((key, i) if isinstance(given, list) else (key,))
+    severity = data.get("severity") or {}
+    if not isinstance(severity, dict):
+        raise fail(("severity",), "give a mapping of rule ids to severities, e.g. BUY009: warning")
+    for rule_id, level in severity.items():
+        if level not in FAIL_ON:
+            raise fail(("severity", rule_id), f"must be one of {', '.join(FAIL_ON)}" + suggest(str(level), list(FAIL_ON)))
+        config.severity[str(rule_id).strip().upper()] = level
+        config.positions[("severity", len(config.severity) - 1)] = position(("severity", rule_id))
     fail_on = data.get("fail_on")
     if fail_on is not None:
         if fail_on not in FAIL_ON:
@@ -329,6 +339,20 @@ def check_patterns(config: Config, ids: list[str], layers: list[str]) -> None:
             hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
             raise ConfigError(f'{config.path}:{line}:{column}: {key}: no rule is named "{pattern}"{hint} '
                               "(`hwlint rules list` shows them all)")
+
+
+def check_severities(config: Config, severities: dict[str, str]) -> None:
+    """ConfigError for a `severity:` entry naming no rule of the pack (`severities`: id -> the
+    rule's own), or lowering one: an organisation drops a rule with `ignore`, in the open."""
+    for i, (rule_id, level) in enumerate(config.severity.items()):
+        line, column = config.positions.get(("severity", i), (1, 1))
+        where = f"{config.path}:{line}:{column}: severity.{rule_id}"
+        if rule_id not in severities:
+            raise ConfigError(f'{where}: no rule is named "{rule_id}"' + suggest(rule_id, list(severities), cutoff=0.5)
+                              + " (`hwlint rules list` shows them all)")
+        if FAIL_ON.index(level) > FAIL_ON.index(severities[rule_id]):
+            raise ConfigError(f"{where}: {level} is lower than the rule's own severity ({severities[rule_id]}); a config "
+                              f"may only raise a severity (to drop the rule, add it to ignore:)")
 
 
 # --- what it means for one manifest ------------------------------------------------------

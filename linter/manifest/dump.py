@@ -131,7 +131,7 @@ def _shape(annotation: Any) -> Shape:
         return ("literal", args)
     if origin is list:
         return ("list", _shape(args[0]))
-    if origin is dict and args and args[0] is str:
+    if origin is dict and args and _shape(args[0]) == ("str",):  # str keys, bounded or not (exchange_rates: Currency)
         return ("dict", _shape(args[1]))
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return _model_shape(annotation)

@@ -508,10 +508,11 @@ class Procurement(Strict):
         {}, description="units of `currency` one unit of another currency buys, e.g. {EUR: 1.08}"
     )
     staff_per_month: NonNegative | None = Field(
-        None, description="operations staff cost per month of owning the cluster, in `currency`"
+        None, description="operations staff cost per month of owning the cluster, in `currency` (owned capacity only)"
     )
     quotes: list[Quote] = Field([], description="quotes every option shares (or the only quotes)")
-    options: list[Option] = Field([], description="alternative offers; the review judges the chosen one and compares all")
+    options: list[Option] = Field([], description="alternative offers; the review judges each by the whole rule pack, "
+                                  "compares them and recommends one")
     chosen: Text | None = Field(None, description="name of the option this manifest buys (needed with options)")
 
 

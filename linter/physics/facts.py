@@ -94,11 +94,12 @@ def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
 
 
 # Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,
-# tier_inferred_reason and tier_rank (name -> 0 for the smallest tier) are set by the review, not here;
+# tier_inferred_reason, tier_rank (name -> 0 for the smallest tier) and options (the procurement
+# options compared: names, recommendation) are set by the review, not here;
 # so are catalog and catalog_bounds (from the catalog step).
 FACT_NAMES = (
     "policy", "compute_nodes", "nodes_total", "spare_nodes", "gpus_total", "gpus_training", "gpus_per_node_min", "gpus_per_node_max",
     "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric", "fabrics",
     "checkpoint_tb", "training", "tier", "tier_inferred", "tier_inferred_reason", "tier_rank", "today", "catalog", "catalog_bounds", "link",
-    "nics", "local_disk", "storage", "procurement", "plan", "decision",
+    "nics", "local_disk", "storage", "procurement", "plan", "decision", "options",
 )

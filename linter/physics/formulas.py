@@ -423,6 +423,14 @@ def payback_months(purchase: float, rental_per_month: float, running_per_month: 
     return purchase / saving if saving > 0 else None
 
 
+def project_cost(purchase: float, per_month: float, months: float) -> float:
+    """What an option costs over the whole project: the purchase price (capex) plus its running
+    cost each month (opex: the rent when renting) for the project's months. The seed article
+    has long, steady loads "do the three-year accounts" (total cost of ownership) before buying
+    [seed-hardware-layers]."""
+    return purchase + per_month * months
+
+
 SEARCH_CAP = 10**7  # the most GPUs smallest_meeting tries: far beyond any cluster built
 
 

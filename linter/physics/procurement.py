@@ -1,7 +1,10 @@
-"""Procurement: the decision order, money in one currency (capex, opex, rent, payback), what
-each quote names, and when the cluster is ready.
+"""Procurement: the decision order, money in one currency (capex, opex by part, rent, payback,
+total over the project), what each quote names, when the cluster is ready, and which option
+to take.
 
-Facts `decision` and `procurement` (BUY001, BUY003, BUY005, BUY006, BUY007).
+Facts `decision` and `procurement` (BUY001, BUY003, BUY005, BUY006, BUY007, BUY009), and
+`options` (BUY009): the recommendation among the procurement options (`recommend`), which the
+review sets once every option has been judged.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from linter.physics import formulas as physics
-from linter.physics.values import MISSING, Unknown, apply, fact, get, rounded, unknowns
+from linter.physics.values import MISSING, Unknown, apply, fact, get, known_or_none, maybe_rounded, rounded, unknowns
 
 
 def decision(data: dict, gpus_total: Any, gpu_model: Any) -> dict[str, Any]:
@@ -83,37 +86,52 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
                  today: str | None) -> dict[str, Any]:
     """Money and dates from the quotes of the chosen option, in one currency:
 
-    capex (purchases), the owner's opex per month (electricity at the PUE [green-grid-pue],
-    colocation per kW-month, support contracts and staff, where given), the rent per month for
-    the same capacity (a rental quote whose GPUs and model match the manifest's), the payback
-    period [seed-hardware-layers], what each quote names and whether its quantity matches,
-    and the date the last part arrives and the cluster is ready (order date, lead time,
-    installation and burn-in)."""
+    capex (purchases); opex per month by part: for owned capacity electricity at the PUE
+    [green-grid-pue], colocation per kW-month and staff, for any capacity support contracts
+    and, when renting, the rent; the rent per month for the same capacity (the manifest's own
+    rental quote, else the cheapest option that rents it); the payback period and the total
+    cost over the project [seed-hardware-layers]; every amount converted into the report
+    currency with its source currency and rate; what each quote names and whether its
+    quantity matches; and the date the last part arrives and the cluster is ready (order
+    date, lead time, installation and burn-in)."""
     quotes = _quotes(data)
     currency = _report_currency(data, quotes)
     rates = get(data, "procurement.exchange_rates")
     rates = {} if rates is MISSING else rates
     mode = get(data, "procurement.mode")
+    owned = mode != "rent"  # staff and the facility's electricity and colocation are the owner's costs only
     out: dict[str, Any] = {"currency": currency, "mode": mode if mode is not MISSING else Unknown(("procurement.mode",))}
+    conversions: list[dict[str, Any]] = []
 
-    def price(path: str, q: dict) -> Any:
+    def into_currency(amount: float, source: str, what: str, path: str) -> Any:
+        """`amount` in the report currency, each conversion recorded with its source and rate."""
+        if isinstance(currency, Unknown) or source == currency:
+            return amount
+        rate = rates.get(source)
+        if not rate:
+            return Unknown((f"procurement.exchange_rates.{source}",))
+        value = physics.converted(amount, rate)
+        conversions.append({"what": what, "path": path, "amount": amount, "currency": source, "rate": rate,
+                            "into": currency, "value": value})
+        return value
+
+    def row_of(path: str, q: dict) -> dict[str, Any]:
+        row = {"path": path, "item": q["item"], "kind": q.get("kind", "purchase")}
         if "price" not in q:
-            return Unknown((f"{path}.price",))
-        if "currency" not in q:
-            return Unknown((f"{path}.currency",))
-        if isinstance(currency, Unknown) or q["currency"] == currency:
-            return q["price"]
-        rate = rates.get(q["currency"])
-        return rounded(physics.converted(q["price"], rate), 2) if rate else Unknown(
-            (f"procurement.exchange_rates.{q['currency']}",))
-
-    listed = []
-    for path, q in quotes:
-        row = {"path": path, "item": q["item"], "kind": q.get("kind", "purchase"), "price": price(path, q)}
+            row["price"] = Unknown((f"{path}.price",))
+        elif "currency" not in q:
+            row["price"] = Unknown((f"{path}.currency",))
+        else:
+            before = len(conversions)
+            row["price"] = maybe_rounded(into_currency(q["price"], q["currency"], q["item"], f"{path}.price"))
+            if len(conversions) > before:  # converted: as quoted, and at which rate
+                row["quoted"] = {key: conversions[-1][key] for key in ("amount", "currency", "rate")}
         target = _target(data, q)
         if target is not None:
             row.update(target, quantity=q.get("quantity", Unknown((f"{path}.quantity",))))
-        listed.append(row)
+        return row
+
+    listed = [row_of(path, q) for path, q in quotes]
     out["quotes"] = listed
 
     def total(kind: str, none: Any) -> Any:
@@ -124,50 +142,63 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
     out["capex"] = total("purchase", 0 if mode_known == "rent" else Unknown(("procurement.quotes[] (a purchase quote)",)))
     out["support_per_month"] = total("support", 0)
     staff = get(data, "procurement.staff_per_month")
-    out["staff_per_month"] = 0 if staff is MISSING else staff
+    out["staff_per_month"] = 0 if staff is MISSING or not owned else staff
 
-    def facility_money(value: float) -> Any:  # electricity and colocation prices are in facility.currency
+    def facility_money(value: float, what: str, path: str) -> Any:  # electricity and colocation are priced in facility.currency
         own = get(data, "facility.currency")
         if own is MISSING:
             return Unknown(("facility.currency",))
-        if own == currency or isinstance(currency, Unknown):
-            return value
-        return physics.converted(value, rates[own]) if own in rates else Unknown((f"procurement.exchange_rates.{own}",))
+        return into_currency(value, own, what, path)
 
-    out["electricity_per_month"] = fact(
-        data, ["facility.electricity_price_per_kwh", "facility.pue"],
-        lambda price_kwh, pue: apply(lambda kw, p: rounded(physics.electricity_per_month(kw, pue, p), 0),
-                                      it_kw, facility_money(price_kwh)),
-    )
     colo = get(data, "facility.colocation_per_kw_month")
-    out["colocation_per_month"] = 0 if colo is MISSING else apply(
-        lambda kw, p: rounded(physics.colocation_per_month(kw, p), 0), it_kw, facility_money(colo))
+    if owned:
+        out["electricity_per_month"] = fact(
+            data, ["facility.electricity_price_per_kwh", "facility.pue"],
+            lambda price_kwh, pue: apply(lambda kw, p: rounded(physics.electricity_per_month(kw, pue, p), 0), it_kw,
+                                          facility_money(price_kwh, "electricity price per kWh",
+                                                         "facility.electricity_price_per_kwh")))
+        out["colocation_per_month"] = 0 if colo is MISSING else apply(
+            lambda kw, p: rounded(physics.colocation_per_month(kw, p), 0), it_kw,
+            facility_money(colo, "colocation price per kW-month", "facility.colocation_per_kw_month"))
+    else:  # the provider's facility: its power and space are in the rent
+        out["electricity_per_month"] = out["colocation_per_month"] = 0
     out["opex_counted"] = ", ".join(
-        ["electricity at the PUE"]
-        + (["colocation"] if colo is not MISSING else [])
+        (["electricity at the PUE"] if owned else ["rent"])
+        + (["colocation"] if owned and colo is not MISSING else [])
         + (["support"] if any(row["kind"] == "support" for row in listed) else [])
-        + (["staff"] if staff is not MISSING else []))
+        + (["staff"] if owned and staff is not MISSING else []))
     out["owned_opex_per_month"] = apply(lambda *parts: rounded(physics.owned_opex_per_month(*parts), 0),
                                          out["electricity_per_month"], out["colocation_per_month"],
                                          out["support_per_month"], out["staff_per_month"])
-    out["rental"] = _rental(quotes, listed, gpus_total, gpu_model)
+    own_rentals = [(path, q, row) for (path, q), row in zip(quotes, listed) if row["kind"] == "rental"]
+    if own_rentals or mode_known == "rent":
+        out["rental"] = _rental(own_rentals, gpus_total, gpu_model)
+    else:  # a purchase is compared with the options that rent
+        out["rental"] = _cheapest_rental(
+            [(name, [(path, q, row_of(path, q)) for path, q in option_quotes if q.get("kind") == "rental"])
+             for name, option_quotes in _renting_options(data)], gpus_total, gpu_model)
     rent = out["rental"]
     out["rent_per_month"] = rent if isinstance(rent, Unknown) else (
         rent["price"] if rent["matches"] else Unknown((f"{rent['path']}.capacity (it rents {rent['gpus']} "
                                                        f"{rent['gpu_model']}; the manifest has {gpus_total} {gpu_model})",)))
+    out["project_months"] = fact(data, ["procurement.project_duration_months"], lambda m: m)
     if mode_known == "rent":
         out["opex_per_month"] = apply(lambda *parts: rounded(sum(parts), 0), out["rent_per_month"],
-                                       out["support_per_month"], out["staff_per_month"])
+                                       out["support_per_month"])
+        out["pays_back"] = out["payback_months"] = Unknown(("procurement.mode (rented: nothing to pay back)",))
     else:
         out["opex_per_month"] = out["owned_opex_per_month"]
-    payback = apply(lambda buy, rent_pm, running: physics.payback_months(buy, rent_pm, running),
-                     out["capex"], out["rent_per_month"], out["owned_opex_per_month"])
-    if isinstance(payback, Unknown):
-        out["pays_back"] = out["payback_months"] = payback
-    else:
-        out["pays_back"] = payback is not None
-        out["payback_months"] = rounded(payback, 1) if payback is not None else Unknown(
-            ("procurement.quotes[] (buying never pays back against this rental quote)",))
+        payback = apply(lambda buy, rent_pm, running: physics.payback_months(buy, rent_pm, running),
+                        out["capex"], out["rent_per_month"], out["owned_opex_per_month"])
+        if isinstance(payback, Unknown):
+            out["pays_back"] = out["payback_months"] = payback
+        else:
+            out["pays_back"] = payback is not None
+            out["payback_months"] = rounded(payback, 1) if payback is not None else Unknown(
+                ("procurement.quotes[] (buying never pays back against this rental quote)",))
+    out["total_cost"] = apply(lambda capex, monthly, months: rounded(physics.project_cost(capex, monthly, months), 0),
+                              out["capex"], out["opex_per_month"], out["project_months"])
+    out["conversions"] = conversions
     quantities = unknowns(row["quantity"] for row in listed if "names" in row)
     out["quote_binding"] = Unknown(quantities) if quantities else {
         "unbound": [{"path": row["path"], "item": row["item"]} for row in listed
@@ -175,7 +206,6 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
         "mismatched": [row for row in listed if "names" in row and row["manifest_quantity"] is not None
                        and row["quantity"] != row["manifest_quantity"]],
     }
-    out["project_months"] = fact(data, ["procurement.project_duration_months"], lambda m: m)
     out["start_date"] = fact(data, ["plan.start_date"], lambda d: d)
     out.update(_delivery(data, quotes, policy, today))
     out["oldest_quote"] = _pick(
@@ -183,10 +213,31 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
     return out
 
 
-def _rental(quotes: list[tuple[str, dict]], listed: list[dict], gpus_total: Any, gpu_model: Any) -> Any:
-    """The rental quotes together: monthly price, the GPUs they rent, their term, and whether
-    that is the manifest's own capacity (same GPU count and model)."""
-    rentals = [(path, q, row) for (path, q), row in zip(quotes, listed) if row["kind"] == "rental"]
+def _renting_options(data: dict) -> list[tuple[str, list[tuple[str, dict]]]]:
+    """(name, [(path, quote)]) of each option that rents, other than the chosen one: what a
+    purchase is compared with when its own quotes hold no rental."""
+    options = get(data, "procurement.options")
+    chosen = get(data, "procurement.chosen")
+    return [(o["name"], [(f"procurement.options[{i}].quotes[{j}]", q) for j, q in enumerate(o.get("quotes", []))])
+            for i, o in enumerate([] if options is MISSING else options)
+            if o.get("mode", get(data, "procurement.mode")) == "rent" and o["name"] != chosen]
+
+
+def _cheapest_rental(options: list[tuple[str, list[tuple[str, dict, dict]]]], gpus_total: Any, gpu_model: Any) -> Any:
+    """The rental of the renting option a purchase is compared with: the cheapest that rents the
+    same capacity (the shortest payback, so the purchase is not flattered), else the first."""
+    found = [(name, _rental(rentals, gpus_total, gpu_model)) for name, rentals in options if rentals]
+    if not found:
+        return Unknown(("procurement.quotes[] (a rental quote for the same capacity)",))
+    known = [(name, r) for name, r in found if not isinstance(r, Unknown)]
+    same = [(name, r) for name, r in known if r["matches"] is True and not isinstance(r["price"], Unknown)]
+    name, rental = min(same, key=lambda x: x[1]["price"]) if same else (known or found)[0]
+    return rental if isinstance(rental, Unknown) else {**rental, "option": name}
+
+
+def _rental(rentals: list[tuple[str, dict, dict]], gpus_total: Any, gpu_model: Any) -> Any:
+    """(path, quote, row) of the rental quotes together: monthly price, the GPUs they rent, their
+    term, and whether that is the manifest's own capacity (same GPU count and model)."""
     if not rentals:
         return Unknown(("procurement.quotes[] (a rental quote for the same capacity)",))
     missing = tuple(f"{path}.capacity" for path, q, _ in rentals if "capacity" not in q)
@@ -197,7 +248,7 @@ def _rental(quotes: list[tuple[str, dict]], listed: list[dict], gpus_total: Any,
     gpus = sum(q["capacity"]["gpus"] for _, q, _ in rentals)
     terms = [q.get("term_months") for _, q, _ in rentals]
     out = {"path": rentals[0][0], "item": rentals[0][1]["item"], "price": price, "gpus": gpus,
-           "gpu_model": " and ".join(models),
+           "gpu_model": " and ".join(models), "option": None,
            "term_months": min(terms) if all(terms) else Unknown(tuple(f"{p}.term_months" for p, q, _ in rentals
                                                                       if "term_months" not in q))}
     out["matches"] = apply(lambda n, model: n == gpus and models == [model], gpus_total, gpu_model)
@@ -258,3 +309,46 @@ def _pick(quotes: list[tuple[str, dict]], date_of: Callable[[str, dict], Any], c
         return Unknown(missing)
     date, i = choose(dates)
     return {"date": date, "item": quotes[i][1]["item"], "path": quotes[i][0]}
+
+
+def recommend(options: list[dict[str, Any]], start_date: Any, months: Any, chosen: str) -> Any:
+    """The option to take: among those with no failing error, ready to train by the planned
+    start and with a known total cost over the project, the one that costs least over it
+    [seed-hardware-layers]; the runner-up and the margin to it; and what each other option
+    lacks; and the `chosen` one's total and shortfalls. `options`: {name, mode, total_cost,
+    ready_date, errors} per option (errors: the ids of its failing error-severity rules; an
+    Unknown total or date names what it needs)."""
+    if isinstance(months, Unknown) or isinstance(start_date, Unknown):
+        return Unknown(unknowns([months, start_date]))
+    start = str(start_date)
+    rows = []
+    for o in options:
+        lacks = []
+        if o["errors"]:
+            lacks.append(f"fails {', '.join(o['errors'])} (error)")
+        ready = o["ready_date"]
+        if isinstance(ready, Unknown):
+            lacks.append(f"no ready date (needs {', '.join(ready.needs)})")
+        elif str(ready) > start:
+            late = (dt.date.fromisoformat(str(ready)) - dt.date.fromisoformat(start)).days
+            lacks.append(f"ready on {ready}, {late} days after the start on {start}")
+        if isinstance(o["total_cost"], Unknown):
+            lacks.append(f"no total cost (needs {', '.join(o['total_cost'].needs)})")
+        rows.append({"name": o["name"], "mode": o["mode"], "total_cost": o["total_cost"], "ready_date": ready,
+                     "lacks": "; ".join(lacks)})
+    eligible = sorted((r for r in rows if not r["lacks"]), key=lambda r: (r["total_cost"], str(r["ready_date"])))
+    out: dict[str, Any] = {"start_date": start, "months": months, "eligible": [r["name"] for r in eligible],
+                           "lacking": [{"name": r["name"], "lacks": r["lacks"]} for r in rows if r["lacks"]],
+                           "name": None, "mode": None, "total_cost": None, "runner_up": None, "margin": None,
+                           "margin_pct": None}
+    mine = next(r for r in rows if r["name"] == chosen)
+    out["chosen"] = {"name": chosen, "total_cost": known_or_none(mine["total_cost"]), "lacks": mine["lacks"]}
+    if eligible:
+        best = eligible[0]
+        out.update(name=best["name"], mode=best["mode"], total_cost=best["total_cost"], ready_date=best["ready_date"])
+        if len(eligible) > 1:
+            second = eligible[1]
+            out["runner_up"] = {"name": second["name"], "mode": second["mode"], "total_cost": second["total_cost"]}
+            out["margin"] = rounded(second["total_cost"] - best["total_cost"], 0)
+            out["margin_pct"] = rounded(100 * out["margin"] / second["total_cost"], 1) if second["total_cost"] else 0
+    return out

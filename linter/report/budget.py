@@ -8,6 +8,7 @@ from typing import Any
 from linter.physics.values import Unknown
 from linter.numbers import num
 from linter.engine.review import Review
+from linter.report.procurement import conversion
 
 
 @dataclass
@@ -123,16 +124,21 @@ def money_rows(review: Review) -> list[BudgetRow]:
     out: list[BudgetRow] = []
     purchases = sum(q["kind"] == "purchase" for q in p["quotes"])
     if _known(p["capex"]) and (purchases or p["mode"] != "rent"):
+        converted = [conversion(c) for c in p["conversions"] if c["path"].startswith("procurement.")]
         out.append(BudgetRow("Capex (purchases)", f"{num(p['capex'])} {cur}",
-                             f"{purchases} purchase quote{'s' if purchases != 1 else ''}", None, info=True))
-    if p["mode"] == "rent" and _known(p["opex_per_month"]):
-        out.append(BudgetRow("Opex per month (renting)", f"{num(p['opex_per_month'])} {cur}",
-                             "rent for the manifest's capacity" + (", support, staff" if p["opex_per_month"] != p["rent_per_month"] else ""),
-                             None, info=True))
-    elif _known(p["owned_opex_per_month"]):
-        rent = f"rent for the same capacity: {num(p['rent_per_month'])} {cur}" if _known(p["rent_per_month"]) else "no rental quote for the same capacity"
-        out.append(BudgetRow("Opex per month (owning)", f"{num(p['owned_opex_per_month'])} {cur} ({p['opex_counted']})",
-                             rent, None, info=True))
+                             f"{purchases} purchase quote{'s' if purchases != 1 else ''}"
+                             + (f"; converted: {'; '.join(converted)}" if converted else ""), None, info=True))
+    if _known(p["opex_per_month"]):
+        rent = f"rent for the same capacity: {num(p['rent_per_month'])} {cur}" if _known(p["rent_per_month"]) \
+            else "no rental quote for the same capacity"
+        facility = [conversion(c) for c in p["conversions"] if c["path"].startswith("facility.")]
+        out.append(BudgetRow(f"Opex per month ({'renting' if p['mode'] == 'rent' else 'owning'})",
+                             f"{num(p['opex_per_month'])} {cur} ({opex_parts(p)})",
+                             ("the provider's facility and staff are in the rent" if p["mode"] == "rent" else rent)
+                             + (f"; converted: {'; '.join(facility)}" if facility else ""), None, info=True))
+    if _known(p["total_cost"]):
+        out.append(BudgetRow(f"Total cost over the {num(p['project_months'])}-month project", f"{num(p['total_cost'])} {cur}",
+                             f"capex + {num(p['project_months'])} x opex per month", None, info=True))
     if p["mode"] == "buy" and p["pays_back"] is False:
         out.append(BudgetRow("Payback against renting", "never: owning costs more a month than the rent", "", False))
     elif p["mode"] == "buy" and _known(p["payback_months"]):
@@ -149,6 +155,16 @@ def money_rows(review: Review) -> list[BudgetRow]:
                              f"start {start}" if _known(start) else "no start date given",
                              p["ready_date"] <= start if _known(start) else None))
     return out
+
+
+def opex_parts(p: dict[str, Any]) -> str:
+    """The month's running cost by part, with amounts: rent and support when renting; the
+    electricity at the PUE, colocation, support and staff when owning (the parts given)."""
+    parts = (("rent", "rent_per_month"), ("support", "support_per_month")) if p["mode"] == "rent" else (
+        ("electricity at the PUE", "electricity_per_month"), ("colocation", "colocation_per_month"),
+        ("support", "support_per_month"), ("staff", "staff_per_month"))
+    named = set(p["opex_counted"].split(", "))
+    return " + ".join(f"{label} {num(p[key])}" for label, key in parts if label in named) or "nothing counted"
 
 
 def _states(mem: dict) -> str:

@@ -308,17 +308,21 @@ def citation(key: str, references: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 MONEY = ("currency", "mode", "capex", "opex_per_month", "owned_opex_per_month", "electricity_per_month",
          "colocation_per_month", "support_per_month", "staff_per_month", "opex_counted", "rent_per_month",
-         "payback_months", "pays_back", "order_date", "ready_date")
+         "project_months", "total_cost", "payback_months", "pays_back", "order_date", "ready_date", "conversions")
 
 
 def money(review: Review) -> dict[str, Any] | None:
-    """Capex, opex per month, rent for the same capacity, payback and delivery of the chosen
-    option (null where unknown), and the table of every option; null before any facts."""
+    """Capex, opex per month by part, rent for the same capacity, total over the project,
+    payback, delivery and every currency conversion of the chosen option (null where unknown);
+    with options, every option's figures and the recommendation (null until it can be
+    decided); null before any facts."""
     procurement = review.facts.get("procurement") if review.facts else None
     if not procurement:
         return None
     out = {key: None if isinstance(procurement.get(key), Unknown) else procurement.get(key) for key in MONEY}
     out["options"] = list(review.options)
+    found = (review.facts.get("options") or {}).get("recommendation") if review.options else None
+    out["recommendation"] = None if isinstance(found, Unknown) else found
     return out
 
 

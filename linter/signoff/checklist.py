@@ -29,6 +29,7 @@ from typing import Any
 from linter import __version__
 from linter.manifest.loader import Document
 from linter.numbers import num
+from linter.report import procurement
 from linter.report.markdown import environment
 from linter.results import LAYERS, RESERVED_LAYERS, Result, layer_name, layer_of, layer_rank, one_line
 from linter.engine.review import Review, today
@@ -178,7 +179,7 @@ def signoff_rows(doc: Document, review: Review, pack_sha: str, config: Any = Non
 # What each --role reads first: its layers (in this order, before the others) and its budget
 # figures (keys of linter.engine.changes.BUDGET).
 ROLES = {
-    "finance": (("BUY",), ("capex", "opex_per_month", "rent_per_month", "payback_months", "ready_date")),
+    "finance": (("BUY",), ("capex", "opex_per_month", "rent_per_month", "total_cost", "payback_months", "ready_date")),
     "facilities": (("PWR",), ("it_power_kw", "facility_limit_kw")),
     "technical-lead": (("GPU", "LNK", "NET", "MEM", "STO", "OPS"),
                        ("gpus", "compute_nodes", "memory_per_gpu_gb", "usable_memory_per_gpu_gb",
@@ -240,4 +241,5 @@ def render(review: Review, doc: Document, pack: RulePack, config: Any = None, ro
         role=ROLE_TITLES.get(role or ""),
         role_numbers=role_numbers(review, role) if role else [],
         role_open=[(layer_name(l), i) for l in (ROLES[role][0] if role else ()) for i in by_layer.get(l, []) if not i.done],
+        procurement=procurement.section(review) if role == "finance" and review.facts else None,
     )
