@@ -266,9 +266,8 @@ def _cool(racks: list[dict], contents: str, load: float, cooled_by: str | None, 
         why = "the system is liquid-cooled (cooled_by: liquid): its cold plates need a liquid loop"
     else:
         rack["cooling"] = "air" if load <= limit else "rear-door"
-        what = "air-cooled system" if cooled_by == "air" else "system not known to be liquid-cooled"
-        why = (f"an {what}, " if cooled_by == "air" else f"a {what}, ") + (
-            "within" if load <= limit else "above") + f" the {limit:g} kW air-cooling limit"
+        why = ("air-cooled" if cooled_by == "air" else "not known to be liquid-cooled (cooled_by not given)") + (
+            ", within" if load <= limit else ", above") + f" the {limit:g} kW air-cooling limit"
         if load > 0:  # switches with no power figure: their cooling stays to confirm (PWR004)
             rack["cooling_capacity_kw"] = _up(load, 1)
             notes[f"facility.racks[{i}].cooling_capacity_kw"] = "derived: the rack's full load; the least that passes PWR004"
