@@ -26,6 +26,7 @@ VARIANTS = [
      {"facility.racks[0].power_budget_kw": 25}, "PWR002"),
     ("gb200-nvl72-su.hw.yaml", "GB200 compute trays cool their CPUs and GPUs on liquid cold plates",
      {"facility.racks[0].cooling": "rear-door"}, "PWR011"),
+    # the room around the rack grows with it (budget, cooling, circuits, hall, UPS) so that only the bound breaks
     ("gb200-nvl72-su.hw.yaml", "the rack's power shelves deliver 264 kW (8 x 33 kW)",
      {"node_pools[0].max_power_kw": 280, "facility.racks[0].power_budget_kw": 300,
       "facility.racks[0].liquid_cooling_kw": 150, "facility.racks[0].air_cooling_kw": 300,
