@@ -176,7 +176,8 @@ def catalog_list(catalogs: tuple[str, ...], kind: str | None) -> None:
         for name in parts.names(k):
             entry = getattr(parts, k)[name]
             read = entry.get("read_on") or "-"
-            _echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} as of {entry['as_of']}  "
+            dated = f"as of {entry['as_of']}" if entry["as_of"] else "date unknown "
+            _echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} {dated}  "
                        f"read {read:<10}  {entry.get('_origin', '')}")
 
 
@@ -215,11 +216,12 @@ def _entry_text(kind: str, entry: dict) -> str:
         else:
             lines.append(f"  {prefix}: {', '.join(map(str, value)) if isinstance(value, list) else value}")
 
-    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "read_on", "notes", "vendor")
+    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "undated", "read_on", "notes", "vendor")
           and not k.startswith("_")}, "")
     title = ". ".join(str(source[k]) for k in ("title", "publisher", "year", "section") if source.get(k))
     lines.append(f"  source: {title}" + (f" <{source['url']}>" if source.get("url") else ""))
-    lines.append(f"  document date (as_of): {entry['as_of']}" + (f"; read on {entry['read_on']}" if entry.get("read_on") else ""))
+    dated = entry["as_of"] or f"unknown (the document prints none: {entry.get('undated', '')})"
+    lines.append(f"  document date (as_of): {dated}" + (f"; read on {entry['read_on']}" if entry.get("read_on") else ""))
     if entry.get("notes"):
         lines.append(f"  notes: {entry['notes']}")
     return "\n".join(lines)

@@ -23,8 +23,25 @@ def entries():
 
 @pytest.mark.parametrize("kind, entry", list(entries()))
 def test_entry_is_valid_sourced_and_dated(kind, entry):
+    """Sourced, and dated by its document, or saying why the document prints no date; never
+    dated by the day it was read."""
     model = MODELS[kind].model_validate(entry)
-    assert model.source.title and model.as_of
+    assert model.source.title and (model.as_of or model.undated)
+    assert model.as_of is None or model.as_of != model.read_on, "as_of is the reading day: give the printed date or undated"
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"undated": None}, "give it, or say in `undated` why the document prints no date"),
+    ({"as_of": "2025-01-01"}, "both given"),
+])
+def test_an_entry_is_dated_or_says_why_not(change, words):
+    entry = {"name": "X", "vendor": "NVIDIA", "gpu": {"model": "B200-SXM-180GB", "count": 8},
+             "source": {"title": "a page"}, "undated": "the page prints no date"}
+    entry.update({k: v for k, v in change.items() if v is not None})
+    if change.get("undated", "") is None:
+        entry.pop("undated")
+    with pytest.raises(ValueError, match=words.split(":")[0][:20]):
+        CatalogSystem.model_validate(entry)
 
 
 def test_required_parts_are_present():

@@ -68,7 +68,7 @@ def test_dash_reads_standard_input_named_by_stdin_filename(hwlint, monkeypatch):
     assert run.code == 1
     lines = run.out.splitlines()
     assert lines[0].startswith("clusters/legacy.hw.yaml:17:3: GPU002 error")
-    assert lines[-1].startswith("clusters/legacy.hw.yaml: 27 failing")
+    assert lines[-1].startswith("clusters/legacy.hw.yaml: 28 failing")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"plan: [\n")))
     broken = hwlint("check", "-")
     assert broken.code == 2 and broken.out.startswith("-:")
@@ -92,7 +92,7 @@ def test_exit_zero_quiet_and_statistics(hwlint, tmp_path):
     expected = {}
     for m in filter(None, map(FINDING.match, full)):
         expected[m["id"]] = expected.get(m["id"], 0) + 1
-    assert counts == expected and sum(counts.values()) == 27
+    assert counts == expected and sum(counts.values()) == 28
     stats = hwlint("check", *sorted(FLAWED.parent.glob("*.hw.yaml")), "--statistics").out.splitlines()
     ordered = [(-int(row[0]), row[1]) for row in (line.split("\t") for line in stats) if len(row) == 4]
     assert ordered == sorted(ordered) and ordered[0][0] < -1  # most frequent first, then by id

@@ -62,8 +62,8 @@ def test_the_layer_module_names_every_rule_that_reads_its_fact(fact):
 
 def test_every_layer_fact_a_rule_reads_has_an_owner():
     # facts every layer shares (counts, the primary pool, the policy) and those the review sets
-    shared = {"policy", "compute_nodes", "nodes_total", "spare_nodes", "gpus_total", "gpus_training", "gpus_per_node_min",
+    shared = {"policy", "compute_nodes", "compute_servers", "nodes_total", "spare_nodes", "gpus_total", "gpus_training", "gpus_per_node_min",
               "gpus_per_node_max", "gpu_memory_total_gb", "primary_pool", "tier", "tier_inferred", "tier_inferred_reason",
-              "tier_rank", "today", "catalog", "catalog_bounds", "plan"}
+              "tier_rank", "today", "catalog", "catalog_dates", "catalog_bounds", "plan"}
     orphans = sorted(n for n in _readers() if n not in shared and _owner(n) is None)
     assert not orphans, f"facts read by rules but introduced by no layer module's docstring: {orphans}"

@@ -28,6 +28,28 @@ def test_rule_has_why_examples_and_known_sources(rule):
     assert spec.cite and not unknown, unknown
 
 
+def addressed_sources(spec, references: dict) -> list[str]:
+    """The rule's sources that have an address (a standard, datasheet, paper or vendor guide);
+    the two source articles have none."""
+    return [key for key in spec.cite if (references.get(key) or {}).get("url")]
+
+
+@pytest.mark.parametrize("rule", PACK.rules, ids=IDS)
+def test_rule_cites_a_source_with_an_address_or_says_why_none_exists(rule):
+    assert addressed_sources(rule.spec, PACK.references) or (rule.spec.uncited or "").strip(), (
+        f"{rule.id} cites only {rule.spec.cite}: cite a standard, datasheet, paper or vendor guide with an address "
+        "(rules/references.yaml), or say in `uncited` why none exists")
+
+
+def test_the_source_articles_alone_do_not_count_as_addressed():
+    from types import SimpleNamespace
+
+    articles = SimpleNamespace(cite=["seed-hardware-layers", "seed-gear-check"])
+    assert addressed_sources(articles, PACK.references) == []
+    with_standard = SimpleNamespace(cite=["seed-hardware-layers", "nec-210"])
+    assert addressed_sources(with_standard, PACK.references) == ["nec-210"]
+
+
 @pytest.mark.parametrize("rule", PACK.rules, ids=IDS)
 def test_rule_examples_are_yaml(rule):
     yaml = YAML(typ="safe", pure=True)

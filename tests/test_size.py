@@ -241,3 +241,38 @@ def test_a_tensor_degree_the_heads_do_not_divide_is_refused_by_the_rule(hwlint):
     rows = [r for m in free["models"] for r in m["rows"]]
     assert rows and all(36 % r["tensor"] == 0 and 32 % r["pipeline"] == 0 and 128 % (r["micro_batch_size"] * r["data"]) == 0
                         for r in rows)
+
+
+def _written(hwlint, tmp_path, *args):
+    from ruamel.yaml import YAML
+
+    out = tmp_path / "cluster.hw.yaml"
+    run = hwlint("size", *args, "--write", out)
+    assert run.code == 0, run.out + run.err
+    return YAML(typ="safe", pure=True).load(out.read_text()), out
+
+
+def test_an_air_cooled_dgx_h100_is_cooled_by_air_and_its_switches_are_racked(hwlint, tmp_path):
+    data, out = _written(hwlint, tmp_path, *SEVENTY_B, "--tokens", "2000", "--days", "120", "--rack-kw", "55",
+                         "--gpu", "H100-SXM5-80GB")
+    racks = data["facility"]["racks"]
+    assert {r["cooling"] for r in racks} <= {"air", "rear-door"}  # never direct-liquid for an air-cooled system
+    gpu_racks = [r for r in racks if r.get("contents")]
+    assert all(r["cooling"] == ("air" if 10.2 * r["contents"][0]["nodes"] <= 30 else "rear-door") for r in gpu_racks)
+    placed = sum(s["count"] * r["count"] for r in racks for s in r.get("switches", []))
+    bought = sum(s["count"] for f in data["network"]["fabrics"] for s in f["switches"])
+    assert placed == bought > 0
+    check = hwlint("check", "--select", "PWR008,PWR004,PWR005", "--format", "json", out)
+    statuses = {r["rule_id"]: r["status"] for r in json.loads(check.out)["manifests"][0]["results"]}
+    assert statuses == {"PWR008": "pass", "PWR004": "pass", "PWR005": "pass"}, statuses
+
+
+def test_a_liquid_cooled_rack_scale_system_gets_liquid_and_air_cooling_that_pass(hwlint, tmp_path):
+    data, out = _written(hwlint, tmp_path, *SEVENTY_B[:-2], "--global-batch", "1152", "--tokens", "2000", "--days", "30",
+                         "--gpu", "GB200-186GB", "--rack-kw", "150")
+    nvl72 = next(r for r in data["facility"]["racks"] if r.get("contents"))
+    assert nvl72["cooling"] == "direct-liquid"
+    assert nvl72["liquid_cooling_kw"] == 108 and nvl72["air_cooling_kw"] == 42  # 86.4 and 33.6 kW with 20% margin
+    check = hwlint("check", "--select", "PWR011,PWR012,PWR008,PWR010", "--format", "json", out)
+    statuses = {r["rule_id"]: r["status"] for r in json.loads(check.out)["manifests"][0]["results"]}
+    assert statuses == {"PWR011": "pass", "PWR012": "pass", "PWR008": "pass", "PWR010": "pass"}, statuses

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from conftest import EXAMPLES, Run, hwlint_process
@@ -98,7 +99,23 @@ def test_a_team_entry_without_source_or_date_is_refused_with_its_line(hwlint, tm
     assert run.code == 2
     assert "Traceback" not in run.err
     assert f"{folder / 'gpus.yaml'}:2:" in run.err and "source: Field required" in run.err
-    assert "as_of: Field required" in run.err
+
+
+def test_a_team_entry_without_its_document_date_or_a_reason_is_refused(hwlint, tmp_path):
+    folder = team(tmp_path, TEAM_GPU.replace("    as_of: 2026-10-01\n", ""))
+    run = hwlint("check", "--catalog", folder, manifest_with_gpu(tmp_path, "ACME-X1-96GB"))
+    assert run.code == 2 and "Traceback" not in run.err
+    assert f"{folder / 'gpus.yaml'}:2:" in run.err
+    assert "as_of (the date printed on the document) is missing" in run.err and "undated" in run.err
+
+
+def test_a_team_entry_of_an_undated_document_says_why_and_its_date_is_to_confirm(hwlint, tmp_path):
+    folder = team(tmp_path, TEAM_GPU.replace("    as_of: 2026-10-01\n", '    undated: "the datasheet prints no date"\n'))
+    run = hwlint("check", "--catalog", folder, "--format", "json", manifest_with_gpu(tmp_path, "ACME-X1-96GB"))
+    assert "Traceback" not in run.err
+    buy004 = next(r for r in json.loads(run.out)["manifests"][0]["results"] if r["rule_id"] == "BUY004")
+    assert buy004["status"] == "pending"
+    assert "ACME-X1-96GB: as_of (date unknown: the datasheet prints no date)" in buy004["reason"]
 
 
 def test_a_team_catalog_entry_with_an_unknown_key_is_refused(hwlint, tmp_path):

@@ -212,8 +212,9 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     facts = derive(data, {k: v["value"] for k, v in policy.items()}, on.isoformat())
     facts["today"] = on.isoformat()
     # The entries whose values the review inherited; an entry the manifest overrode in full is not relied on.
-    facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of, "read_on": r.read_on,
+    facts["catalog"] = [{"kind": r.kind, "name": r.name, "as_of": r.as_of, "read_on": r.read_on, "undated": r.undated,
                          "inherited": ", ".join(r.inherited)} for r in resolved.refs if r.inherited]
+    facts["catalog_dates"] = catalog_dates(facts["catalog"], on.isoformat())
     # catalog/bounds.yaml: the manifest's values against what the named parts can do (BUY008)
     facts["catalog_bounds"] = {"checked": resolved.bounds_checked, "exceeded": resolved.exceeded,
                                "overrides": resolved.overrides}
@@ -271,6 +272,17 @@ def _raise_severities(results: list[Result], config: Config) -> None:
         raised = config.severity.get(result.rule_id)
         if raised:
             result.severity = raised
+
+
+def catalog_dates(entries: list[dict[str, Any]], on: str) -> dict[str, Any]:
+    """The taken entries' document dates for BUY004: the oldest dated one, those dated, and the
+    undated ones as Unknown (their date is to confirm, never taken for recent)."""
+    dated = sorted((c for c in entries if c["as_of"]), key=lambda c: c["as_of"])
+    undated = [c for c in entries if not c["as_of"]]
+    return {"oldest": dated[0]["as_of"] if dated else on, "dated": dated,
+            "undated_names": [f"{c['kind']} {c['name']}" for c in undated],
+            "undated": Unknown(tuple(f"catalog {c['kind']} {c['name']}: as_of (date unknown: {c['undated']})"
+                                     for c in undated)) if undated else []}
 
 
 def plain_manifest(data: dict, doc: Document, shape: Any = None, from_catalog: bool = True) -> dict | list[Result]:

@@ -39,6 +39,9 @@ class RuleSpec(BaseModel):
     message: str = Field(description="Jinja2 template explaining a failure with the manifest's numbers")
     fix: str = Field(min_length=1)
     cite: list[str] = Field(min_length=1)
+    uncited: str | None = Field(
+        None, description="why the rule cites no source with an address (a standard, datasheet, paper or vendor "
+        "guide) besides the source articles: what it rests on instead")
     at: str = Field(description="manifest path the finding points to; may use {{ }}")
     waivable: bool = True
     not_applicable_when: list[str] = Field(

@@ -28,7 +28,7 @@ from linter.results import Result, dotted, file_finding, undotted
 from linter.manifest.validate import suggest
 
 # Keys that describe the catalog entry itself, not the part.
-_ENTRY_ONLY = {"name", "aliases", "source", "as_of", "read_on", "notes", "vendor", "memory_type", "kinds",
+_ENTRY_ONLY = {"name", "aliases", "source", "as_of", "undated", "read_on", "notes", "vendor", "memory_type", "kinds",
                "max_port_rate_gbps"}
 KINDS = ("gpus", "nics", "switches", "systems")
 
@@ -50,6 +50,7 @@ class CatalogRef:
     read_on: str = ""
     inherited: tuple[str, ...] = ()  # the values the review took from this entry (none: the manifest gave them all)
     origin: str = ""  # the catalog folder the entry came from
+    undated: str = ""  # why as_of is "" (the document prints no date)
 
 
 @record
@@ -196,7 +197,8 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
             return None
         inherited.setdefault((kind, entry["name"]), set())
         refs[(kind, entry["name"])] = CatalogRef(kind, entry["name"], entry["as_of"], entry.get("source", {}),
-                                                 entry.get("read_on", ""), origin=entry.get("_origin", ""))
+                                                 entry.get("read_on", ""), origin=entry.get("_origin", ""),
+                                                 undated=entry.get("undated", ""))
         return entry
 
     overrides: list[dict[str, Any]] = []
@@ -274,7 +276,7 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
                 bounded("switches", entry, switch, ("network", "fabrics", i, "switches", j))
                 fabric["switches"][j] = _merge(values, switch)
                 fabric.setdefault("kind", entry.get("kind"))
-    out = [CatalogRef(r.kind, r.name, r.as_of, r.source, r.read_on, tuple(sorted(inherited[key])), r.origin)
+    out = [CatalogRef(r.kind, r.name, r.as_of, r.source, r.read_on, tuple(sorted(inherited[key])), r.origin, r.undated)
            for key, r in refs.items()]
     return Resolved(data=data, refs=sorted(out, key=lambda r: (r.kind, r.name)), findings=findings,
                     overrides=overrides, exceeded=exceeded, bounds_checked=checked[0])

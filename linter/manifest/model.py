@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # Bounds keep absurd input (1e30 GPUs) a schema finding instead of an overflow later.
 Count = Annotated[int, Field(ge=1, le=1_000_000)]
@@ -266,6 +266,15 @@ class Psu(Strict):
     redundancy: Annotated[str, Field(pattern=r"^N(\+[0-9]+)?$|^[0-9]+\+[0-9]+$|^2N$")] | None = Field(None, description="power-supply redundancy, e.g. N+1, 4+2 or 2N", examples=["N+1", "4+2", "2N"])
 
 
+class RackScale(Strict):
+    """A rack-scale system (GB200 NVL72): one node of the pool is a whole rack of trays."""
+
+    compute_trays: SmallCount = Field(description="compute trays (servers) in one rack, each running its own OS")
+    switch_trays: SmallCount | None = Field(None, description="NVLink switch trays in one rack")
+    supply_kw: Positive | None = Field(
+        None, description="what the rack's power shelves deliver together, kW (a rating: the rack draws no more)")
+
+
 class Server(Strict):
     """What one server is made of: a node pool's nodes, or a catalog system."""
 
@@ -278,6 +287,14 @@ class Server(Strict):
     max_power_kw: Positive | None = Field(None, description="maximum power draw per node, kW")
     psu: Psu | None = Field(None, description="power supplies in each node")
     rack_units: SmallCount | None = Field(None, description="height of one node, rack units (U)")
+    cooled_by: Literal["air", "liquid"] | None = Field(
+        None, description="how the system sheds its heat: air (fans; air or rear-door racks) or liquid (cold plates "
+                          "on a facility water loop, the rest of its heat to the room air)")
+    liquid_heat_pct: Percent | None = Field(
+        None, description="share of the system's heat its liquid loop carries, % (the rest goes to the room air), as "
+                          "the system's document gives it; left out, a liquid-cooled system's GPUs are taken as its "
+                          "liquid heat (an estimate)")
+    rack_scale: RackScale | None = Field(None, description="a rack-scale system: one node of this pool is a whole rack")
 
 
 class NodePool(Server):
@@ -367,16 +384,28 @@ class RackContent(Strict):
     nodes: Count = Field(description="nodes of that pool in each rack of this group")
 
 
+class RackSwitches(Strict):
+    fabric: Text = Field(description="network fabric the switches belong to (network.fabrics: name)")
+    role: Literal["single", "leaf", "spine", "core"] = Field(description="their role in that fabric: single, leaf, spine or core")
+    model: Text | None = Field(None, description="switch model, when the fabric has several of this role")
+    count: Count = Field(description="switches of that fabric and role in each rack of this group")
+
+
 class RackGroup(Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this group of identical racks")
     count: Count = Field(description="racks in this group")
     contents: list[RackContent] = Field([], description="which nodes each rack holds")
+    switches: list[RackSwitches] = Field([], description="which network switches each rack holds (their power and heat "
+                                                          "count in the rack's load, circuits and cooling)")
     other_kw: NonNegative = Field(
         0, description="gear per rack not listed as a node pool or a switch (PDUs, KVM, patch panels), kW; counted in the facility load"
     )
     power_budget_kw: Positive | None = Field(None, description="power the facility allows per rack, kW")
     cooling: Literal["air", "rear-door", "direct-liquid", "immersion"] | None = Field(None, description="rack cooling: air, rear-door, direct-liquid or immersion")
     cooling_capacity_kw: Positive | None = Field(None, description="heat the cooling can remove per rack, kW")
+    liquid_cooling_kw: Positive | None = Field(
+        None, description="heat the rack's liquid loop (its share of the CDU or facility water) removes per rack, kW")
+    air_cooling_kw: Positive | None = Field(None, description="heat the room air (CRAH, in-row or rear door) removes per rack, kW")
     circuits: Circuits | None = Field(None, description="the branch circuits feeding each rack")
 
 
@@ -422,6 +451,7 @@ class Policy(Strict):
     interruptions_per_1000_gpu_days: Annotated[float, Field(ge=0, le=1000)] | None = None
     restart_minutes: NonNegative | None = None
     air_cooling_limit_kw: Positive | None = None
+    cooling_margin_pct: Percent | None = None
     spec_max_age_days: Count | None = None
     quote_max_age_days: Count | None = None
     waiver_max_days: Count | None = Field(None, description="furthest a waiver's expiry may lie ahead of the review day, days")
@@ -578,11 +608,23 @@ class CatalogEntry(Strict):
 
     name: Text
     source: Source
-    as_of: dt.date = Field(description="the date printed on the source document (first day of the month or year "
-                                       "when only those are printed; the reading day for an undated live web page)")
+    as_of: dt.date | None = Field(None, description="the date printed on the source document (first day of the month "
+                                                    "or year when only those are printed); left out (null) when the "
+                                                    "document prints none, with `undated` saying so")
+    undated: Text | None = Field(None, description="why the entry has no as_of: what was looked for and not printed "
+                                                   "(the review reports its date as unknown, to confirm)")
     read_on: dt.date | None = Field(None, description="the day the source was read or last re-checked")
     aliases: list[Text] = Field([], description="other names and ordering part numbers that find this entry")
     notes: Text | None = None
+
+    @model_validator(mode="after")
+    def _dated_or_why(self) -> "CatalogEntry":
+        if self.as_of is None and not self.undated:
+            raise ValueError("as_of (the date printed on the document) is missing: give it, or say in `undated` "
+                             "why the document prints no date")
+        if self.as_of is not None and self.undated:
+            raise ValueError("as_of and undated are both given: an entry is either dated by its document or not")
+        return self
 
 
 class CatalogGpu(GpuSpec, CatalogEntry):

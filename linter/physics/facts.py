@@ -57,6 +57,9 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
     known = [g for g in gpus_per_node if g is not MISSING]
     counts: dict[str, Any] = {
         "compute_nodes": sum(pools[i]["count"] for i in compute_idx),
+        # servers, each running its own OS: a rack-scale system's node is a rack of compute trays
+        "compute_servers": sum(pools[i]["count"] * (pools[i].get("rack_scale") or {}).get("compute_trays", 1)
+                               for i in compute_idx),
         "nodes_total": sum(p["count"] for p in pools),
         "spare_nodes": sum(pools[i].get("spares") or 0 for i in compute_idx),
     }
@@ -96,10 +99,10 @@ def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
 # Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,
 # tier_inferred_reason, tier_rank (name -> 0 for the smallest tier) and options (the procurement
 # options compared: names, recommendation) are set by the review, not here;
-# so are catalog and catalog_bounds (from the catalog step).
+# so are catalog, catalog_dates and catalog_bounds (from the catalog step).
 FACT_NAMES = (
-    "policy", "compute_nodes", "nodes_total", "spare_nodes", "gpus_total", "gpus_training", "gpus_per_node_min", "gpus_per_node_max",
+    "policy", "compute_nodes", "compute_servers", "nodes_total", "spare_nodes", "gpus_total", "gpus_training", "gpus_per_node_min", "gpus_per_node_max",
     "gpu_memory_total_gb", "primary_pool", "memory", "host_ram_ratio", "power", "fabric", "fabrics",
-    "checkpoint_tb", "training", "tier", "tier_inferred", "tier_inferred_reason", "tier_rank", "today", "catalog", "catalog_bounds", "link",
-    "nics", "local_disk", "storage", "procurement", "plan", "decision", "options",
+    "checkpoint_tb", "training", "tier", "tier_inferred", "tier_inferred_reason", "tier_rank", "today", "catalog", "catalog_dates",
+    "catalog_bounds", "link", "nics", "local_disk", "storage", "procurement", "plan", "decision", "options",
 )

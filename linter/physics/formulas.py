@@ -341,6 +341,12 @@ def three_tier_max_endpoints(k: int, oversubscription: float = 1.0) -> int:
     return int(k ** 3 / 4 * 2 * oversubscription // (1 + oversubscription))
 
 
+def liquid_heat_kw(kw: float, liquid_pct: float) -> float:
+    """The heat a liquid-cooled system's loop carries: every watt drawn leaves as heat, the
+    documented share of it in liquid and the rest in the room air [nvidia-dgx-gb200-guide]."""
+    return kw * liquid_pct / 100
+
+
 def ups_kw(capacity_kva: float, power_factor: float) -> float:
     """kW = kVA * power factor [ups-sizing]."""
     return capacity_kva * power_factor

@@ -1,7 +1,8 @@
-"""Power and cooling: each node's and switch's maximum draw, every rack's load against its
-budget, circuits and cooling, and the facility's IT load against its capacity and UPS.
+"""Power and cooling: each node's and switch's maximum draw, every rack's load (its nodes, its
+switches, its other gear) against its budget, circuits and cooling, that heat split into what
+leaves in liquid and what leaves in air, and the facility's IT load against its capacity and UPS.
 
-Fact `power` (PWR001-PWR010, and BUY001 for the electricity bill).
+Fact `power` (PWR001-PWR012, and BUY001 for the electricity bill).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
 from linter.numbers import num
 from linter.physics import formulas as physics
-from linter.physics.values import MISSING, Unknown, apply, difference, fact, get, maybe_rounded, rounded
+from linter.physics.values import MISSING, Unknown, apply, difference, fact, get, maybe_rounded, rounded, scaled, unknowns
 
 
 def node_power(i: int, pool: dict, policy: dict[str, float]) -> dict[str, Any]:
@@ -35,7 +36,65 @@ def node_power(i: int, pool: dict, policy: dict[str, float]) -> dict[str, Any]:
                    basis=f"{count} x {num(watts)} W GPUs + {count} x {num(host)} W host allowance")
     else:
         out["kw"] = Unknown((f"{at}.max_power_kw",) + ((f"{at}.gpu.max_power_w",) if gpu else ()))
+    out.update(_heat_split(at, pool, out["kw"], gpus_kw, gpus_basis))
     return out
+
+
+def _heat_split(at: str, pool: dict, kw: Any, gpus_kw: float | None, gpus_basis: str) -> dict[str, Any]:
+    """How one node's heat leaves it: in liquid (cold plates) and in air. Every watt drawn
+    becomes heat; a liquid-cooled system's documented share goes to liquid, or, where no
+    document gives one, its GPUs' own power (they sit on the cold plates) as a marked estimate."""
+    cooled = pool.get("cooled_by")
+    if cooled != "liquid":
+        return {"liquid_kw": 0, "air_kw": kw, "liquid_cooled": False,
+                "split_basis": "air-cooled" if cooled == "air" else "all heat to air (cooled_by not given)"}
+    pct = pool.get("liquid_heat_pct")
+    if pct is not None:
+        liquid = apply(lambda k: rounded(physics.liquid_heat_kw(k, pct), 3), kw)
+        basis = f"{num(pct)}% of its heat to liquid (liquid_heat_pct)"
+    elif gpus_kw is not None:
+        liquid = apply(lambda k: min(gpus_kw, k), kw)
+        basis = f"estimate: its GPUs' {gpus_basis} to liquid, the rest to air (no liquid_heat_pct documented)"
+    else:
+        liquid = Unknown((f"{at}.liquid_heat_pct", f"{at}.gpu.max_power_w"))
+        basis = "not known (liquid_heat_pct not given)"
+    return {"liquid_kw": liquid, "air_kw": apply(lambda k, q: rounded(k - q, 3), kw, liquid), "liquid_cooled": True,
+            "split_basis": basis}
+
+
+def _switch_rows(fabrics: list[dict]) -> list[dict[str, Any]]:
+    """Every switch entry of every fabric: how many, and one switch's draw in kW."""
+    rows = []
+    for i, f in enumerate(fabrics):
+        for j, s in enumerate(f.get("switches", [])):
+            at = f"network.fabrics[{i}].switches[{j}]"
+            rows.append({"fabric": f["name"], "role": s["role"], "model": s.get("model"), "count": s["count"], "path": at,
+                         "kw": s["max_power_w"] / 1000 if "max_power_w" in s else Unknown((f"{at}.max_power_w",)),
+                         "label": f"{f['name']} {s['role']}" + (f" ({s['model']})" if s.get("model") else "")})
+    return rows
+
+
+def _placed_switches(rows: list[dict], at: str, placed: dict) -> tuple[int | None, str]:
+    """The switch entry a rack's `switches` item names (index into rows), or None and why not."""
+    fits = [k for k, r in enumerate(rows) if r["fabric"] == placed["fabric"] and r["role"] == placed["role"]
+            and placed.get("model") in (None, r["model"])]
+    if len(fits) == 1:
+        return fits[0], ""
+    if not fits:
+        what = f"{placed['role']} switches" + (f" of model {placed['model']}" if placed.get("model") else "")
+        return None, f"{at}.fabric (fabric {placed['fabric']} lists no {what})"
+    return None, f"{at}.model (fabric {placed['fabric']} has several {placed['role']} switch models)"
+
+
+def _worst(rows: list[dict], key: str) -> tuple[Any, dict | None]:
+    """The least margin over `rows` and its row: a known negative one decides even while other
+    racks' margins are unknown; otherwise any unknown margin leaves it Unknown."""
+    known = [r for r in rows if not isinstance(r[key], Unknown)]
+    unknown = [r[key] for r in rows if isinstance(r[key], Unknown)]
+    worst = min(known, key=lambda r: r[key], default=None)
+    if worst is not None and (worst[key] < 0 or not unknown):
+        return worst[key], worst
+    return (Unknown(unknowns(unknown)) if unknown else Unknown(("facility.racks",))), worst
 
 
 def _total(values: list[Any]) -> tuple[Any, float]:
@@ -72,10 +131,8 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
     others = [n["kw"] if isinstance(n["kw"], Unknown) else n["kw"] * p["count"]
               for n, p in zip(nodes, pools) if p.get("role", "compute") != "compute"]
     fabrics = get(data, "network.fabrics")
-    switches = [
-        s["count"] * s["max_power_w"] / 1000 if "max_power_w" in s else Unknown((f"network.fabrics[{i}].switches[{j}].max_power_w",))
-        for i, f in enumerate(fabrics if fabrics is not MISSING else []) for j, s in enumerate(f.get("switches", []))
-    ]
+    switch_rows = _switch_rows(fabrics if fabrics is not MISSING else [])
+    switches = [r["kw"] if isinstance(r["kw"], Unknown) else r["count"] * r["kw"] for r in switch_rows]
     racks = get(data, "facility.racks")
     racks = racks if racks is not MISSING else []
     rack_other = [r.get("other_kw", 0) * r["count"] for r in racks]
@@ -90,24 +147,33 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
     estimates = [f"{n['pool']} {num(n['kw'])} kW per node, estimated from {n['basis']}" for n in nodes if n["estimate"]]
     estimated_pools = {n["pool"] for n in nodes if n["estimate"]}
     racks_out = []
+    switches_placed = [0] * len(switch_rows)
     for r, rack in enumerate(racks):
         at = f"facility.racks[{r}]"
         contents = [
-            by_name[c["pool"]]["kw"] * c["nodes"] if c["pool"] in by_name and not isinstance(by_name[c["pool"]]["kw"], Unknown)
-            else by_name[c["pool"]]["kw"] if c["pool"] in by_name
+            scaled(by_name[c["pool"]]["kw"], c["nodes"]) if c["pool"] in by_name
             else Unknown((f"{at}.contents[{j}].pool (no such node pool)",))
             for j, c in enumerate(rack.get("contents", []))
         ]
-        load, load_known = _total(contents + [rack.get("other_kw", 0)])
+        rack_switches = []
+        for j, placed in enumerate(rack.get("switches", [])):
+            k, why = _placed_switches(switch_rows, f"{at}.switches[{j}]", placed)
+            if k is None:
+                rack_switches.append(Unknown((why,)))
+                continue
+            switches_placed[k] += placed["count"] * rack["count"]
+            rack_switches.append(scaled(switch_rows[k]["kw"], placed["count"]))
+        load, load_known = _total(contents + rack_switches + [rack.get("other_kw", 0)])
         circuits = rack.get("circuits")
         row: dict[str, Any] = {
             "name": rack["name"], "path": at, "count": rack["count"], "load_kw": load, "load_kw_known": load_known,
             "estimate": any(c["pool"] in estimated_pools for c in rack.get("contents", [])),
             "budget_kw": rack.get("power_budget_kw", Unknown((f"{at}.power_budget_kw",))),
-            "cooling_capacity_kw": rack.get("cooling_capacity_kw", Unknown((f"{at}.cooling_capacity_kw",))),
+            "cooling_capacity_kw": rack.get("cooling_capacity_kw", _sum_given(rack, at)),
             "cooling": rack.get("cooling", Unknown((f"{at}.cooling",))),
             "circuit_rating_needed_kw": rounded(load_known * 100 / policy["circuit_continuous_pct"]),
         }
+        row.update(_rack_heat(rack, at, load, by_name, policy))
         if circuits is None:
             row.update(per_feed=Unknown((f"{at}.circuits",)), feed_basis="circuits not described",
                        circuit_limit_kw=Unknown((f"{at}.circuits",)), circuit_limit_max_kw=Unknown((f"{at}.circuits",)))
@@ -138,6 +204,9 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
     for rack in racks:
         for c in rack.get("contents", []):
             racked[c["pool"]] = racked.get(c["pool"], 0) + c["nodes"] * rack["count"]
+    split = [row for row in racks_out if row["liquid_cooled"]]
+    liquid_margin, liquid_worst = _worst(split, "liquid_margin_kw")
+    air_margin, air_worst = _worst([row for row in racks_out if row["split"]], "air_margin_kw")
     capacity = fact(data, ["facility.it_capacity_kw"], lambda kw: kw)
     headroom = 1 - policy["power_headroom_pct"] / 100
     ups = fact(data, ["facility.ups.capacity_kva", "facility.ups.power_factor"], physics.ups_kw)
@@ -157,6 +226,14 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         "facility_limit_kw": apply(lambda kw: rounded(kw * headroom), capacity),
         "racks": racks_out,
         "unracked_nodes": {p["name"]: p["count"] - racked.get(p["name"], 0) for p in pools if p["count"] > racked.get(p["name"], 0)},
+        "unracked_switches": {row["label"]: row["count"] - placed for row, placed in zip(switch_rows, switches_placed)
+                              if row["count"] > placed},
+        "liquid_cooled_racks": len(split),
+        "liquid_margin_kw": liquid_margin,
+        "liquid_worst": liquid_worst or {},
+        "split_racks": len([row for row in racks_out if row["split"]]),
+        "air_margin_kw": air_margin,
+        "air_worst": air_worst or {},
         "ups_kw": ups,
         "ups_limit_kw": apply(lambda kw: rounded(kw * headroom), ups),
         "capacity_needed_kw": rounded(it_known / headroom) if headroom > 0 else Unknown(
@@ -164,6 +241,54 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         "ups_kva_needed": fact(data, ["facility.ups.power_factor"], lambda pf: _kva_needed(it_known, headroom, pf)),
         "below_gpus": [n for n in nodes if n["given"] and n["gpus_kw"] is not None and n["kw"] < n["gpus_kw"]],
         "implausible": _implausible(pools, fabrics if fabrics is not MISSING else [], policy),
+    }
+
+
+def _sum_given(rack: dict, at: str) -> Any:
+    """A rack's total cooling when it gives only its liquid and air parts."""
+    if "liquid_cooling_kw" in rack and "air_cooling_kw" in rack:
+        return rounded(rack["liquid_cooling_kw"] + rack["air_cooling_kw"], 3)
+    return Unknown((f"{at}.cooling_capacity_kw",))
+
+
+def _rack_heat(rack: dict, at: str, load: Any, by_name: dict, policy: dict[str, float]) -> dict[str, Any]:
+    """One rack's heat in its two parts, each against its own cooling less the policy's margin.
+    Switches and other gear are air-cooled; immersion takes all of the heat into liquid."""
+    cooling = rack.get("cooling")
+    nodes = [(by_name[c["pool"]], c["nodes"]) for c in rack.get("contents", []) if c["pool"] in by_name]
+    liquid_cooled = cooling == "immersion" or any(n["liquid_cooled"] for n, _ in nodes)
+    if cooling == "immersion":
+        liquid = load
+    else:
+        liquid = _total([scaled(n["liquid_kw"], count) for n, count in nodes])[0]
+    air = apply(lambda total, part: rounded(total - part, 3), load, liquid)
+    keep = 1 - policy["cooling_margin_pct"] / 100
+    if cooling in ("air", "rear-door"):
+        liquid_capacity: Any = 0  # no loop reaches the cold plates
+    elif cooling in ("direct-liquid", "immersion"):
+        liquid_capacity = rack.get("liquid_cooling_kw", Unknown((f"{at}.liquid_cooling_kw",)))
+    else:
+        liquid_capacity = Unknown((f"{at}.cooling",))
+    if "air_cooling_kw" in rack:
+        air_capacity: Any = rack["air_cooling_kw"]
+    elif cooling in ("air", "rear-door") and "cooling_capacity_kw" in rack:
+        air_capacity = rack["cooling_capacity_kw"]  # air racks: all of their cooling is air
+    else:
+        air_capacity = Unknown((f"{at}.air_cooling_kw",))
+    bases = sorted({f"{n['pool']}: {n['split_basis']}" for n, _ in nodes if n["liquid_cooled"]})
+    return {
+        "liquid_cooled": liquid_cooled,
+        # the heat splits (and its air part is judged on its own) in a liquid-cooled rack or one that gives its air
+        "split": liquid_cooled or cooling in ("direct-liquid", "immersion") or "air_cooling_kw" in rack,
+        "liquid_kw": maybe_rounded(liquid), "air_kw": maybe_rounded(air),
+        "split_basis": "; ".join(bases) or "all heat to air",
+        "liquid_capacity_kw": liquid_capacity, "air_capacity_kw": air_capacity,
+        "liquid_usable_kw": apply(lambda c: rounded(c * keep), liquid_capacity),
+        "air_usable_kw": apply(lambda c: rounded(c * keep), air_capacity),
+        "liquid_margin_kw": apply(lambda c, q: rounded(c * keep - q), liquid_capacity, liquid),
+        "air_margin_kw": apply(lambda c, q: rounded(c * keep - q), air_capacity, air),
+        "liquid_needed_kw": apply(lambda q: rounded(q / keep) if keep > 0 else q, liquid),
+        "air_needed_kw": apply(lambda q: rounded(q / keep) if keep > 0 else q, air),
     }
 
 
@@ -181,9 +306,12 @@ def _implausible(pools: list[dict], fabrics: list[dict], policy: dict[str, float
     out = []
     for i, pool in enumerate(pools):
         kw = pool.get("max_power_kw")
-        if kw is not None and kw > policy["node_power_plausible_kw"]:
-            out.append({"path": f"node_pools[{i}].max_power_kw", "value": kw, "unit": "kW", "limit": policy["node_power_plausible_kw"],
-                        "what": f"one {pool['name']} node",
+        # a rack-scale system's node is a rack of servers: believable up to that many servers' worth
+        servers = (pool.get("rack_scale") or {}).get("compute_trays", 1)
+        limit = policy["node_power_plausible_kw"] * servers
+        if kw is not None and kw > limit:
+            what = f"one {pool['name']} node" if servers == 1 else f"one {pool['name']} rack of {servers} compute trays"
+            out.append({"path": f"node_pools[{i}].max_power_kw", "value": kw, "unit": "kW", "limit": limit, "what": what,
                         "hint": f"did you write W as kW? ({num(kw)} W would be {num(kw / 1000)} kW)"})
         w = (pool.get("gpu") or {}).get("max_power_w")
         if w is not None and w > policy["gpu_power_plausible_w"]:

@@ -132,6 +132,8 @@ def rule_text(rule: Rule, pack: RulePack) -> str:
         lines += ["", "When pending, to confirm:", f"  {one_line(s.confirm)}"]
     lines += ["", "Sources:"]
     lines += [f"  [{i}] {_cite(key, pack)}" for i, key in enumerate(s.cite, 1)]
+    if s.uncited:
+        lines.append(f"  No other source: {one_line(s.uncited)}")
     lines.append(f"\nDefined in {rule.file}:{rule.line}")
     return "\n".join(lines)
 
@@ -164,7 +166,8 @@ def rule_markdown(rule: Rule, pack: RulePack) -> str:
     out += [f"**Message:** {template_text(s.message)}", "", f"**Fix:** {template_text(s.fix)}", ""]
     if s.confirm:
         out += [f"**When pending, to confirm:** {one_line(s.confirm)}", ""]
-    out += ["**Sources:** " + "; ".join(f"[{key}](#ref-{key})" for key in s.cite), ""]
+    out += ["**Sources:** " + "; ".join(f"[{key}](#ref-{key})" for key in s.cite)
+            + (f". No other source: {_md_cell(s.uncited)}" if s.uncited else ""), ""]
     tests = ", ".join(f"{c.expect}: {c.name}" for c in s.tests)
     out += [f"**Tests ({len(s.tests)}):** {tests}", ""]
     return "\n".join(out)

@@ -118,7 +118,7 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
     multi = row.nodes > 1
     if multi:
         _network(goal, row, manifest, notes, probe, policy, system)
-    _facility(goal, row, manifest, notes, policy)
+    _facility(goal, row, manifest, notes, policy, system)
     _storage(goal, row, manifest, notes, policy, multi)
     for key in ("operations", "waivers"):
         if draft.get(key):
@@ -188,9 +188,10 @@ def _network(goal: Goal, row: Row, manifest: dict, notes: dict, probe: dict, pol
     row.design["switch_model"] = switch["name"]
 
 
-def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str, float]) -> None:
+def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str, float], system: dict | None) -> None:
     """IT capacity and racks from the facts' own headroom: the rack budget less headroom, the
-    node's power, the circuits' rating."""
+    node's power, the circuits' rating; cooling the system supports; the fabric's switches in
+    racks of their own."""
     budget = goal.rack_kw
     facility: dict[str, Any] = dict((goal.draft.get("facility") or {}))
     facility.pop("racks", None)
@@ -234,23 +235,85 @@ def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[st
         full, rest = divmod(row.nodes, per_rack)
         groups = [(f"gpu-rack", full, per_rack)] + ([(f"gpu-rack-last", 1, rest)] if rest else [])
         racks = []
+        cooled_by = (system or {}).get("cooled_by")
         for name, count, nodes in groups:
             if not count:
                 continue
             load = round(nodes * node_kw, 2)
-            air = load <= policy["air_cooling_limit_kw"]
             racks.append({"name": name, "count": count, "contents": [{"pool": "gpu", "nodes": nodes}],
-                          "power_budget_kw": budget, "cooling": "air" if air else "direct-liquid",
-                          "cooling_capacity_kw": _up(load, 1)})
-            i = len(racks) - 1
-            notes[f"facility.racks[{i}].contents"] = f"derived: {nodes} x {node_kw:g} kW = {load:g} kW, within {limit:g} kW"
-            notes[f"facility.racks[{i}].cooling"] = (
-                "derived: " + ("within" if air else "above") + f" the {policy['air_cooling_limit_kw']:g} kW air-cooling limit")
-            notes[f"facility.racks[{i}].cooling_capacity_kw"] = "derived: the rack's full load; the least that passes PWR004"
+                          "power_budget_kw": budget})
+            _cool(racks, f"{nodes} x {node_kw:g} kW = {load:g} kW, within {limit:g} kW", load, cooled_by, notes, policy)
+        gpu_racks = sum(r["count"] for r in racks)
+        _switch_racks(manifest, racks, budget, notes, policy)
         facility["racks"] = racks
-        row.design["racks"] = sum(r["count"] for r in racks)
+        manifest["facility"] = facility
+        _size_split_cooling(manifest, notes, policy)
+        row.design["racks"] = gpu_racks
+        row.design["network_racks"] = sum(r["count"] for r in racks) - gpu_racks
         row.design["per_rack"] = per_rack
     manifest["facility"] = facility
+
+
+def _cool(racks: list[dict], contents: str, load: float, cooled_by: str | None, notes: dict,
+          policy: dict[str, float]) -> None:
+    """The last rack group's cooling: a liquid-cooled system needs direct liquid cooling (its
+    parts are sized from the split facts afterwards, PWR011/PWR012); an air-cooled one gets air
+    up to the policy's air-cooling limit and rear-door heat exchangers above it (PWR005)."""
+    rack, i = racks[-1], len(racks) - 1
+    limit = policy["air_cooling_limit_kw"]
+    if cooled_by == "liquid":
+        rack["cooling"] = "direct-liquid"
+        why = "the system is liquid-cooled (cooled_by: liquid): its cold plates need a liquid loop"
+    else:
+        rack["cooling"] = "air" if load <= limit else "rear-door"
+        why = ("air-cooled" if cooled_by == "air" else "not known to be liquid-cooled (cooled_by not given)") + (
+            ", within" if load <= limit else ", above") + f" the {limit:g} kW air-cooling limit"
+        if load > 0:  # switches with no power figure: their cooling stays to confirm (PWR004)
+            rack["cooling_capacity_kw"] = _up(load, 1)
+            notes[f"facility.racks[{i}].cooling_capacity_kw"] = "derived: the rack's full load; the least that passes PWR004"
+    notes[f"facility.racks[{i}].contents" if "contents" in rack else f"facility.racks[{i}].switches"] = f"derived: {contents}"
+    notes[f"facility.racks[{i}].cooling"] = f"derived: {why}"
+
+
+def _switch_racks(manifest: dict, racks: list[dict], budget: float, notes: dict, policy: dict[str, float]) -> None:
+    """Each fabric switch entry in network racks of its own, as many to a rack as its budget
+    allows (PWR002), so every switch is placed (PWR008) and its power counts in a rack."""
+    catalog = load_catalog()
+    for fabric in (manifest.get("network") or {}).get("fabrics", []):
+        for s in fabric.get("switches", []):
+            watts = s.get("max_power_w") or (catalog.switches.get(s.get("model", "")) or {}).get("max_power_w")
+            per_rack = max(1, int(budget * 1000 // watts)) if watts else s["count"]
+            full, rest = divmod(s["count"], per_rack)
+            last = f"{s['role']}-rack-last" if full else f"{s['role']}-rack"
+            for name, count, n in ((f"{s['role']}-rack", full, per_rack), (last, 1 if rest else 0, rest)):
+                if not count:
+                    continue
+                racks.append({"name": name, "count": count, "power_budget_kw": budget,
+                              "switches": [{"fabric": fabric["name"], "role": s["role"], "count": n}]})
+                load = round(n * watts / 1000, 2) if watts else 0.0
+                text = (f"{n} x {watts / 1000:g} kW = {load:g} kW, within {budget:g} kW" if watts
+                        else f"all {n} {s['role']} switches (no power figure: give max_power_w)")
+                _cool(racks, text, load, "air", notes, policy)
+
+
+def _size_split_cooling(manifest: dict, notes: dict, policy: dict[str, float]) -> None:
+    """Liquid and air cooling of each direct-liquid rack: the least that passes PWR011 and
+    PWR012, read off the split facts of the racks as built."""
+    racks = manifest["facility"]["racks"]
+    if not any(r.get("cooling") == "direct-liquid" for r in racks):
+        return
+    rows = facts_of(manifest, policy)["power"]["racks"]
+    for i, (rack, row) in enumerate(zip(racks, rows)):
+        if rack.get("cooling") != "direct-liquid":
+            continue
+        for part in ("liquid", "air"):
+            needed = row[f"{part}_needed_kw"]
+            if _known(needed):
+                rack[f"{part}_cooling_kw"] = _up(needed, 1)
+                notes[f"facility.racks[{i}].{part}_cooling_kw"] = (
+                    f"derived: {row[f'{part}_kw']:g} kW to {part} ({row['split_basis']}) plus the "
+                    f"policy's {policy['cooling_margin_pct']:g}% margin; the least that passes "
+                    + ("PWR011" if part == "liquid" else "PWR012"))
 
 
 def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str, float], multi: bool) -> None:
