@@ -199,9 +199,43 @@ def catalog_show(catalogs: tuple[str, ...], name: str) -> None:
         _echo(_entry_text(kind, entry))
 
 
+@cli.group()
+def models() -> None:
+    """The published model shapes `plan.model.name` and `hwlint size --model` take, with their source and date."""
+
+
+@models.command("list")
+def models_list() -> None:
+    """One line per model: name, family, parameters, layers/hidden/heads, MoE, document date."""
+    from linter.manifest.models import load_models
+
+    for name, entry in load_models().items():
+        moe = entry.get("moe")
+        shape = f"L{entry['layers']} h{entry['hidden_size']} a{entry['attention_heads']}"
+        _echo(f"{name:<18} {entry['family']:<11} {entry['parameters_billion']:g}B".ljust(40)
+              + f" {shape:<20} {(str(moe['experts']) + 'x top-' + str(moe['active_experts'])) if moe else 'dense':<10}"
+              f" as of {entry['as_of']}")
+
+
+@models.command("show")
+@click.argument("name")
+def models_show(name: str) -> None:
+    """Every value of one model (by name or alias), with its source."""
+    from linter.manifest.models import find, names
+    from linter.manifest.validate import suggest
+
+    entry = find(name)
+    if entry is None:
+        hint = suggest(name, names(), cutoff=0.4) or "; `hwlint models list` shows them all"
+        _error(f'hwlint: no model "{name}" in models/{hint}')
+        raise Exit(2)
+    _echo(_entry_text("models", entry))
+
+
 def _entry_text(kind: str, entry: dict) -> str:
     source = entry.get("source", {})
-    lines = [f"{entry['name']} ({_KIND_NAMES[kind]}, {entry.get('vendor', 'vendor not given')}; {entry.get('_origin', '')})"]
+    what = f"model, {entry['family']}" if kind == "models" else f"{_KIND_NAMES[kind]}, {entry.get('vendor', 'vendor not given')}"
+    lines = [f"{entry['name']} ({what}" + (f"; {entry['_origin']})" if entry.get("_origin") else ")")]
     if entry.get("aliases"):
         lines.append("  also named: " + ", ".join(entry["aliases"]))
 
@@ -215,7 +249,7 @@ def _entry_text(kind: str, entry: dict) -> str:
         else:
             lines.append(f"  {prefix}: {', '.join(map(str, value)) if isinstance(value, list) else value}")
 
-    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "read_on", "notes", "vendor")
+    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "read_on", "notes", "vendor", "family")
           and not k.startswith("_")}, "")
     title = ". ".join(str(source[k]) for k in ("title", "publisher", "year", "section") if source.get(k))
     lines.append(f"  source: {title}" + (f" <{source['url']}>" if source.get("url") else ""))
@@ -495,7 +529,11 @@ them, and reviews the best ones with the rule pack. Exit 0: a configuration was 
 
 @cli.command("size", help=SIZE_HELP)
 @click.argument("draft", required=False, type=click.Path())
-@click.option("--params", type=float, help="model parameters, billions")
+@click.option("--model", help="a model in models/ (`hwlint models list`) or a Hugging Face config.json: its shape, "
+                              "sequence length and published batch fill what the flags leave out")
+@click.option("--params", type=float, help="model parameters, billions (alone: the nearest published shape, scaled to it)")
+@click.option("--moe", metavar="EXPERTSxACTIVE", help="mixture of experts, e.g. 8x2: 8 experts per layer, 2 active per token")
+@click.option("--method", type=click.Choice(["full", "lora", "qlora"]), help="fine-tuning method (lora/qlora: goal finetune)")
 @click.option("--layers", type=int, help="transformer layers L")
 @click.option("--hidden", type=int, help="hidden size h")
 @click.option("--heads", type=int, help="attention heads a")

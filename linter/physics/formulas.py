@@ -82,9 +82,12 @@ def model_state_bytes_per_gpu(
     return sum(sharded_state_bytes(params / (t * p), zero_stage, d, bytes_per_param, offload))
 
 
+GATED = ("swiglu", "geglu")  # FFNs of three matrices (gate, up, down) [glu-2020]
+
+
 def default_ffn_width(h: int, activation: str) -> int:
     """Megatron-LM's default FFN width: 4h, or int(8h/3 / 64) * 64 with SwiGLU [megatron-lm-defaults]."""
-    return int((4 * h * 2 / 3) / 64) * 64 if activation == "swiglu" else 4 * h
+    return int((4 * h * 2 / 3) / 64) * 64 if activation in GATED else 4 * h
 
 
 def layer_parameters(h: int, a: int, kv_heads: int, f: int, activation: str) -> tuple[float, float]:
@@ -92,8 +95,18 @@ def layer_parameters(h: int, a: int, kv_heads: int, f: int, activation: str) -> 
     output projection h x h each, K and V h x h*n_kv/a each [gqa-2023]; the FFN two h x f
     matrices (GELU) or three (SwiGLU) [glu-2020]."""
     attention = 2 * h * h + 2 * h * h * kv_heads / a
-    ffn = (3 if activation == "swiglu" else 2) * h * f
+    ffn = (3 if activation in GATED else 2) * h * f
     return attention, ffn
+
+
+def transformer_parameters(layers: int, h: int, a: int, kv_heads: int, f: int, activation: str, vocab: int,
+                           tied: bool, experts: int = 1) -> float:
+    """Weights of a decoder-only transformer: L layers of attention and E FFNs (layer_parameters)
+    plus the V x h input embedding and, untied, as many in the output layer; biases and norms
+    left out. With E = 1, GELU and f = 4h this is Kaplan's N = 12*L*h^2 plus the embeddings
+    [kaplan-2020] §2.1."""
+    attention, ffn = layer_parameters(h, a, kv_heads, f, activation)
+    return layers * (attention + experts * ffn) + vocab * h * (1 if tied else 2)
 
 
 def lora_parameters(layers: int, h: int, a: int, kv_heads: int, f: int, rank: int, targets: list[str]) -> float:
@@ -136,7 +149,7 @@ def activation_bytes_per_layer(
     n_kv = a if kv_heads is None else kv_heads
     f = 4 * h if ffn is None else ffn
     unsplit = 10 * sbh
-    mlp = (6 if activation == "swiglu" else 4) * s * b * f * expert_tokens
+    mlp = (6 if activation in GATED else 4) * s * b * f * expert_tokens
     split = (2 + 4 * n_kv / a + 2) * sbh + mlp
     if attention == "flash":
         scores = 4 * a * s * b

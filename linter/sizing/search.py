@@ -93,7 +93,7 @@ def plan_data(goal: Goal) -> dict[str, Any]:
     draft_plan = plain_copy(goal.draft.get("plan") or {})
     draft_plan.pop("parallelism", None)
     draft_plan.pop("micro_batch_size", None)
-    model = {**(draft_plan.get("model") or {}),
+    model = {**goal.model_keys, **(draft_plan.get("model") or {}),
              "parameters_billion": goal.params_b, "layers": goal.layers, "hidden_size": goal.hidden,
              "attention_heads": goal.heads, "sequence_length": goal.seq}
     plan: dict[str, Any] = {
@@ -105,6 +105,11 @@ def plan_data(goal: Goal) -> dict[str, Any]:
         "training_tokens_billion": goal.tokens_b,
         "target_duration_days": goal.days,
     }
+    model.pop("hf_config", None)  # read once by the goal; the written manifest carries its values
+    if goal.model_name and "name" not in model and goal.model_name in _model_names():
+        model["name"] = goal.model_name
+    if goal.method:
+        plan["finetune"] = {**(draft_plan.get("finetune") or {}), "method": goal.method}
     if goal.global_batch:
         plan["global_batch_size"] = goal.global_batch
     if goal.dataset_tb or goal.dataset_tokens_b:
@@ -112,6 +117,12 @@ def plan_data(goal: Goal) -> dict[str, Any]:
     if goal.start_date:
         plan["start_date"] = goal.start_date
     return plan
+
+
+def _model_names() -> set[str]:
+    from linter.manifest.models import names
+
+    return set(names())
 
 
 def chosen_nics(per_node: int, policy: dict[str, float]) -> list[dict[str, Any]]:
