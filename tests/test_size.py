@@ -28,14 +28,16 @@ def test_gpt3_175b_in_34_days_points_to_about_1000_a100s(hwlint):
     # Narayanan et al. 2021 (Megatron-LM), §5.1: GPT-3 175B on 300B tokens trains in about 34
     # days on 1,024 A100 GPUs at 140 TFLOP/s per GPU, with Megatron's layout (t = 8 inside the
     # node, full recompute, no ZeRO); the time model's compute_efficiency is calibrated on it.
+    # The published 34 days is the run's own time: no schedule margin on top (policy schedule_margin_pct 0).
     report = size_json(hwlint, *GPT3, "--tokens", "300", "--days", "34", "--gpu", "A100-SXM4-80GB",
-                       "--tensor", "8", "--recompute", "full", "--zero", "0")
+                       "--tensor", "8", "--recompute", "full", "--zero", "0", "--policy", "schedule_margin_pct=0")
     row = best_row(report)
     assert 950 <= row["gpus"] <= 1100
     assert row["days"] <= 34 and set(row["days_breakdown"]) >= {"compute", "recompute", "bubble"}
     assert row["reviewed"]
     # left free, the search finds a leaner layout (no recompute, ZeRO-1): fewer GPUs for the same date
-    free = best_row(size_json(hwlint, *GPT3, "--tokens", "300", "--days", "34", "--gpu", "A100-SXM4-80GB"))
+    free = best_row(size_json(hwlint, *GPT3, "--tokens", "300", "--days", "34", "--gpu", "A100-SXM4-80GB",
+                              "--policy", "schedule_margin_pct=0"))
     assert free["gpus"] < row["gpus"] and free["tensor"] <= 8
 
 
@@ -242,3 +244,15 @@ def test_a_tensor_degree_the_heads_do_not_divide_is_refused_by_the_rule(hwlint):
     rows = [r for m in free["models"] for r in m["rows"]]
     assert rows and all(36 % r["tensor"] == 0 and 32 % r["pipeline"] == 0 and 128 % (r["micro_batch_size"] * r["data"]) == 0
                         for r in rows)
+
+
+def test_the_schedule_margin_and_restarts_are_policy_values(hwlint):
+    goal = [*SEVENTY_B, "--tokens", "2000", "--days", "60", "--gpu", "H100-SXM5-80GB"]
+    kept = best_row(size_json(hwlint, *goal))
+    assert kept["days"] <= 60 * 0.9  # the default 10% margin is kept free
+    none = best_row(size_json(hwlint, *goal, "--policy", "schedule_margin_pct=0",
+                              "--policy", "interruptions_per_1000_gpu_days=0"))
+    assert none["gpus"] <= kept["gpus"] and none["days"] <= 60
+    assert "restarts" not in {k for k, v in none["days_breakdown"].items() if v}
+    refused = hwlint("size", *goal, "--policy", "compute_efficiency=0")
+    assert refused.code == 2 and "compute_efficiency: must be more than 0" in refused.err

@@ -230,6 +230,9 @@ class GpuSpec(Strict):
     model: Text | None = Field(None, description="catalog GPU name; its values fill every key left out here", examples=["H100-SXM5-80GB", "A100-SXM4-80GB"])
     count: SmallCount | None = Field(None, description="GPUs per node")
     vendor: Text | None = Field(None, description="GPU maker, e.g. NVIDIA or AMD")
+    architecture: Literal["volta", "ampere", "hopper", "blackwell", "ada-lovelace", "cdna2", "cdna3", "gaudi3"] | None = Field(
+        None, description="GPU generation; the time model takes the policy's compute efficiency for it where the policy has one "
+                          "(compute_efficiency_hopper), else compute_efficiency")
     class_: Literal["datacenter", "workstation", "consumer"] | None = Field(None, alias="class", description="product class: datacenter, workstation or consumer")
     form_factor: Literal["sxm", "pcie", "oam"] | None = Field(None, description="module form: sxm, oam (mezzanine) or pcie (card)")
     memory_gb: Positive | None = Field(None, description="memory per GPU, GB (10^9 bytes)")
@@ -426,6 +429,8 @@ class Policy(Strict):
     gpu_memory_reserve_pct: Percent | None = None
     host_ram_ratio: Annotated[float, Field(gt=0, le=100)] | None = None
     compute_efficiency: Fraction | None = None
+    compute_efficiency_hopper: Fraction | None = None
+    schedule_margin_pct: Annotated[float, Field(ge=0, lt=100)] | None = None
     interruptions_per_1000_gpu_days: Annotated[float, Field(ge=0, le=1000)] | None = None
     restart_minutes: NonNegative | None = None
     air_cooling_limit_kw: Positive | None = None

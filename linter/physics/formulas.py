@@ -258,14 +258,21 @@ def training_time(
     - tensor parallel: two all-reduces of the s*b*h activations per layer forward and two
       backward (two more with full recompute) [narayanan-2021] §2.3, ring volume
       [ring-allreduce], over the intra-node link when t fits in a node, else the fabric;
-    - data parallel: one gradient all-reduce per iteration over d*c ranks (1.5x the volume for
-      ZeRO-3 [zero-2020] §7), over the fabric when the group spans nodes;
+    - data parallel: one gradient all-reduce per iteration over d*c ranks, over the fabric when
+      the group spans nodes, overlapped with the backward pass as the frameworks do: the buckets
+      of the last micro-batch's backward reduce while it runs (PyTorch DDP [pytorch-ddp-2020]
+      §3.2.3, gradient accumulation skipping the earlier ones; Megatron's overlap-grad-reduce
+      [megatron-lm-overlap]), so only what outlasts that backward is counted. ZeRO-3 / FSDP
+      gathers the weights and reduce-scatters the gradients every micro-batch (1.5x an
+      all-reduce's volume [zero-2020] §7), prefetched under the forward and backward compute
+      [pytorch-fsdp-2023] §3.3: what outlasts all of it is counted;
     - MoE: four all-to-alls per MoE layer (dispatch and combine, forward and backward; six with
       full recompute) of k * capacity factor * h 16-bit values per token, (e-1)/e of it leaving
       the GPU [switch-2022];
     - restarts: wall time / goodput - the rest (goodput()).
-    Communication is counted as not overlapped with compute (an upper bound); pipeline
-    point-to-point traffic and the optimizer step are left out.
+    Tensor-parallel and MoE traffic is counted as not overlapped (it sits on the critical path
+    of each layer); pipeline point-to-point traffic and the optimizer step are left out.
+    A micro-batch size of None counts micro-batches of one sequence (the least overlap).
     Bandwidths are bytes/s per GPU in one direction; None where the layout needs none.
     """
     active = params if active_params is None else active_params
@@ -303,8 +310,16 @@ def training_time(
         volume = ring_allreduce_bytes(gradient_bytes * dense, d * c)
         if experts:
             volume += ring_allreduce_bytes(gradient_bytes * experts, max(d * c // e, 1))
-        volume *= 1.5 if zero_stage >= 3 else 1
-        out["data_parallel"] = iterations * volume / over(t * c * d, "data parallel")
+        m = max(micro_batches(global_batch, micro_batch or 1, d), 1)
+        work = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["moe_all_to_all"]
+        if zero_stage >= 3:
+            volume *= 1.5 * m
+            window = work
+        else:
+            backward = out["compute"] * (0.5 if frozen else 2 / 3) + out["recompute"] \
+                + (out["tensor_parallel"] + out["moe_all_to_all"]) / 2
+            window = backward / m
+        out["data_parallel"] = max(0.0, iterations * volume / over(t * c * d, "data parallel") - window)
     busy = sum(out.values())
     share = goodput(interruptions_per_gpu_second, gpus, interruption_cost_s)
     out["restarts"] = busy / share - busy if share > 0 else math.inf

@@ -44,6 +44,10 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
         return value if value else Unknown((f"{pool}.gpu.dense_tflops.{precision}",))
 
     out["peak_tflops"] = fact(data, ["plan.precision"], peak)
+    # the policy's efficiency for this GPU's generation where it has one, else the general one
+    arch = get(data, f"{pool}.gpu.architecture")
+    key = f"compute_efficiency_{arch}" if arch is not MISSING and f"compute_efficiency_{arch}" in policy else "compute_efficiency"
+    out["efficiency"], out["efficiency_policy"] = policy[key], key
     t, p, c, e = cfg["t"], cfg["p"], cfg["c"], cfg["e"]
     needs: list[str] = []
 
@@ -123,7 +127,7 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
     def run(gpus: int, ranks: int, link_bw: Any = link_bw, fabric_bw: Any = fabric_bw) -> dict[str, float]:
         return physics.training_time(
             params=params, tokens=tokens_b * 1e9, gpus=gpus, peak_flops=tflops * 1e12,
-            efficiency=policy["compute_efficiency"], t=t, p=p, d=ranks, c=c, v=cfg["v"], e=e,
+            efficiency=out["efficiency"], t=t, p=p, d=ranks, c=c, v=cfg["v"], e=e,
             micro_batch=micro if micro is not MISSING else None, global_batch=batch if batch is not MISSING else None,
             seq=shape["seq"], hidden=shape["hidden"], layers=shape["layers"], recompute=cfg["recompute"],
             active_params=active, moe_layers=moe_layers,

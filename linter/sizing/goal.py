@@ -331,10 +331,23 @@ def _policy(pairs: Any, draft_policy: dict, defaults: dict[str, float], draft_pa
             number = float(value)
         except (TypeError, ValueError):
             raise GoalError(f"--policy {name}: expected NAME=NUMBER, got {value!r}") from None
-        if not number > 0:
-            raise GoalError(f"--policy {name}: must be more than 0, got {value}")
+        low, strict = _policy_floor(name)
+        if number < low or (strict and number == low):
+            raise GoalError(f"--policy {name}: must be {'more than' if strict else 'at least'} {low:g}, got {value}")
         out[name] = int(number) if number == int(number) and not isinstance(defaults[name], float) else number
     return out
+
+
+def _policy_floor(name: str) -> tuple[float, bool]:
+    """(lowest value, whether it is excluded) the manifest schema allows for a policy value: a
+    restart rate of 0 is a goal, a compute efficiency of 0 is not."""
+    from linter.paths import manifest_schema_json
+
+    spec = manifest_schema_json()["$defs"]["Policy"]["properties"].get(name, {})
+    spec = next((b for b in spec.get("anyOf", [spec]) if "minimum" in b or "exclusiveMinimum" in b), spec)
+    if "exclusiveMinimum" in spec:
+        return float(spec["exclusiveMinimum"]), True
+    return float(spec.get("minimum", 0)), "minimum" not in spec
 
 
 def read_prices(path: str) -> dict[str, Price]:

@@ -230,9 +230,11 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
         m = f["memory"]
         return not isinstance(m["total_gb"], Unknown) and m["total_gb"] <= m["usable_gb"]
 
+    deadline = goal.days * (1 - policy["schedule_margin_pct"] / 100)  # the margin the policy keeps free
+
     def meets(f: dict) -> bool:  # GPU006's comparison; the target stays out of the search data (no GPU008 inside)
         days = f["training"]["days"]
-        return not isinstance(days, Unknown) and days <= goal.days
+        return not isinstance(days, Unknown) and days <= deadline
 
     def launchable_at(layout: tuple, n: int) -> bool:
         t, p, _, _, mb = layout
