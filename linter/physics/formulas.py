@@ -245,7 +245,7 @@ def training_time(
     recompute: str = "none", active_params: float | None = None,
     moe_layers: int = 0, active_experts: int = 1, capacity_factor: float = 1.0,
     gpus_per_node: int = 8, link_bytes_per_s: float | None = None, fabric_bytes_per_s: float | None = None,
-    gradient_bytes: float = 2.0, expert_params: float = 0.0, zero_stage: int = 0,
+    gradient_bytes: float = 2.0, expert_params: float = 0.0, zero_stage: int = 0, kv_fraction: float = 1.0,
     interruptions_per_gpu_second: float = 0.0, interruption_cost_s: float = 0.0, frozen: bool = False,
 ) -> dict[str, float]:
     """Seconds to train, term by term, for one parallel layout. Pure: the sizer calls it for
@@ -266,6 +266,10 @@ def training_time(
       gathers the weights and reduce-scatters the gradients every micro-batch (1.5x an
       all-reduce's volume [zero-2020] §7), prefetched under the forward and backward compute
       [pytorch-fsdp-2023] §3.3: what outlasts all of it is counted;
+    - context parallel: ring attention passes each rank's keys and values around the c ranks,
+      (c-1)/c of the 2 x (h x n_kv/a) 16-bit values per token and layer, once forward and twice
+      backward (the gradients of K and V come back) [megatron-context-parallel]; counted as not
+      overlapped with the attention compute (an upper bound);
     - MoE: four all-to-alls per MoE layer (dispatch and combine, forward and backward; six with
       full recompute) of k * capacity factor * h 16-bit values per token, (e-1)/e of it leaving
       the GPU [switch-2022];
@@ -293,6 +297,10 @@ def training_time(
     if t > 1:
         per_layer = (4 + 2 * extra_forward) * ring_allreduce_bytes(2 * hidden, t)  # per token
         out["tensor_parallel"] = tokens_per_rank * per_layer * layers / p / over(t, "tensor parallel")
+    out["context_parallel"] = 0.0
+    if c > 1:
+        per_layer = 3 * 2 * 2 * hidden * kv_fraction * (c - 1) / c  # K and V, 2 bytes each, forward once, backward twice
+        out["context_parallel"] = tokens_per_rank * per_layer * layers / p / over(t * c, "context parallel")
     out["moe_all_to_all"] = 0.0
     if moe_layers and e > 1:
         per_layer = (4 + 2 * extra_forward) * active_experts * capacity_factor * 2 * hidden * (e - 1) / e
@@ -300,7 +308,7 @@ def training_time(
     out["bubble"] = 0.0
     if p > 1:
         m = micro_batches(global_batch, micro_batch, d)
-        busy = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["moe_all_to_all"]
+        busy = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["context_parallel"] + out["moe_all_to_all"]
         out["bubble"] = busy * (p - 1) / (v * m)
     out["data_parallel"] = 0.0
     if d * c > 1:
@@ -311,7 +319,7 @@ def training_time(
         if experts:
             volume += ring_allreduce_bytes(gradient_bytes * experts, max(d * c // e, 1))
         m = max(micro_batches(global_batch, micro_batch or 1, d), 1)
-        work = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["moe_all_to_all"]
+        work = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["context_parallel"] + out["moe_all_to_all"]
         if zero_stage >= 3:
             volume *= 1.5 * m
             window = work

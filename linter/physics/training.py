@@ -136,7 +136,7 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
             fabric_bytes_per_s=fabric_bw, gradient_bytes=trainable_bytes, expert_params=expert, zero_stage=cfg["zero"],
             interruptions_per_gpu_second=policy["interruptions_per_1000_gpu_days"] / 1000 / 86400,
             interruption_cost_s=(policy["restart_minutes"] + interval / 2) * 60,
-            frozen=cfg["method"] in ("lora", "qlora"),
+            frozen=cfg["method"] in ("lora", "qlora"), kv_fraction=cfg["kv_heads"] / cfg["heads"] if cfg["heads"] else 1.0,
         )
 
     result = run(gpus_total, d)
@@ -145,7 +145,8 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
     out["mfu"] = rounded(result["mfu"], 3)
     out["data_parallel_degree"] = d
     out["breakdown"] = {k: rounded(result[k] / 86400, 2) for k in
-                        ("compute", "recompute", "bubble", "tensor_parallel", "data_parallel", "moe_all_to_all", "restarts")}
+                        ("compute", "recompute", "bubble", "tensor_parallel", "context_parallel", "data_parallel",
+                         "moe_all_to_all", "restarts")}
 
     # GPU008: the fewest whole nodes' GPUs that meet the target by the same time model, the
     # data-parallel degree growing or shrinking with them (t, p and c stay).

@@ -61,8 +61,7 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
 
     plan = plan_data(goal)
     plan["micro_batch_size"] = lay.mb
-    plan["parallelism"] = {"tensor": lay.t, "pipeline": lay.p, "data": lay.d, "zero_stage": lay.zero,
-                           "sequence_parallel": lay.t > 1, "activation_recompute": lay.recompute}
+    plan["parallelism"] = lay.parallelism()
     notes["plan.micro_batch_size"] = "derived: layout search"
     if goal.global_batch:
         steps = physics.micro_batches(goal.global_batch, lay.mb, lay.d)
@@ -72,7 +71,8 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
                 f"derived: global batch {goal.global_batch:,} = micro-batch {lay.mb} x data {lay.d} x {int(steps)}")
     notes["plan.parallelism.tensor"] = "derived: layout search, tensor parallelism inside one NVLink domain"
     notes["plan.parallelism.pipeline"] = "derived: layout search"
-    notes["plan.parallelism.data"] = f"derived: {lay.t} x {lay.p} x {lay.d} = {row.gpus} GPUs"
+    notes["plan.parallelism.data"] = f"derived: {lay.t} x {lay.p} x {lay.c} x {lay.d} = {row.gpus} GPUs" if lay.c > 1 \
+        else f"derived: {lay.t} x {lay.p} x {lay.d} = {row.gpus} GPUs"
     notes["plan.parallelism.zero_stage"] = "derived: layout search"
     notes["plan.parallelism.sequence_parallel"] = "derived: with tensor parallelism"
     notes["plan.parallelism.activation_recompute"] = (

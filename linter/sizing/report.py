@@ -18,6 +18,7 @@ def _row(row: Row) -> dict[str, Any]:
         "id": row.ident, "gpu": row.gpu, "system": row.system, "gpus": row.gpus, "nodes": row.nodes,
         "tensor": row.layout.t, "pipeline": row.layout.p, "data": row.layout.d, "zero_stage": row.layout.zero,
         "activation_recompute": row.layout.recompute, "micro_batch_size": row.layout.mb,
+        "pipeline_chunks": row.layout.v, "context": row.layout.c, "expert": row.layout.e,
         "days": row.days, "days_breakdown": row.breakdown, "memory_gb_per_gpu": row.memory_gb, "usable_gb_per_gpu": row.usable_gb,
         "nics_per_gpu": d.get("nics_per_gpu"), "switches": d.get("switches"), "switch_model": d.get("switch_model"),
         "storage": d.get("storage"), "checkpoint_tb": d.get("checkpoint_tb"), "checkpoint_write_minutes": d.get("checkpoint_minutes"),

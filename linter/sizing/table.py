@@ -52,7 +52,7 @@ def cells(row: Row) -> list[str]:
     st = d.get("storage") or {}
     racks = d.get("racks")
     return [
-        str(row.rank), fmt(row.gpus, 0), fmt(row.nodes, 0), f"{lay.t}/{lay.p}/{lay.d}", str(lay.zero), lay.recompute,
+        str(row.rank), fmt(row.gpus, 0), fmt(row.nodes, 0), lay.degrees, str(lay.zero), lay.recompute,
         str(lay.mb), days(row), f"{_n(row.memory_gb)}/{_n(row.usable_gb)}",
         _n(d.get("nics_per_gpu")) if row.nodes > 1 else "-", fabric,
         _n(st.get("capacity_tb"), 0), f"{_n(st.get('read_gb_s'))}/{_n(st.get('write_gb_s'))}",
