@@ -561,7 +561,9 @@ them, and reviews the best ones with the rule pack. Exit 0: a configuration was 
 @click.option("--micro-batch", type=int, help="fix the micro-batch size (default: searched)")
 @click.option("--checkpoint-minutes", type=float, help="minutes between checkpoints (default 60, said in the output)")
 @click.option("--keep-checkpoints", type=int, help="full checkpoints kept on the checkpoint tier (default 2, said in the output)")
-@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="layouts shown per GPU model")
+@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="layouts kept per GPU model")
+@click.option("--all", "every", is_flag=True, help="every GPU model's layouts, with network, storage and racks (wide); "
+                                                   "default: the best layout of each GPU model in one table")
 @click.option("--choose", metavar="MODEL#N", help="the row --write writes (default: the best)")
 @click.option("--write", "write_to", type=click.Path(dir_okay=False), help="write the chosen row as a complete manifest")
 @click.option("--force", is_flag=True, help="with --write: replace a file that exists (never an input, nor a manifest "
@@ -569,7 +571,8 @@ them, and reviews the best ones with the rule pack. Exit 0: a configuration was 
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
 def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...], policy_pairs: tuple[str, ...],
-                 prices: str | None, top: int, choose: str | None, write_to: str | None, force: bool, fmt: str,
+                 prices: str | None, top: int, every: bool, choose: str | None, write_to: str | None, force: bool,
+                 fmt: str,
                  rule_dirs: tuple[str, ...], **options: Any) -> None:
     from linter.sizing.goal import GoalError, from_inputs, read_prices
     from linter.sizing.sizer import size
@@ -602,7 +605,7 @@ def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...]
         if chosen is None:
             known = ", ".join(r.ident for r in result.rows) or "none"
             raise click.UsageError(f"--choose {choose}: no such row (rows: {known})")
-    _write(size_report.render(fmt, result), None)
+    _write(size_report.render(fmt, result, every), None)
     if write_to:
         if chosen is None:
             click.echo("hwlint: nothing written: no configuration meets the goal", err=True)

@@ -431,6 +431,7 @@ class Policy(Strict):
     compute_efficiency: Fraction | None = None
     compute_efficiency_hopper: Fraction | None = None
     schedule_margin_pct: Annotated[float, Field(ge=0, lt=100)] | None = None
+    storage_growth_pct: Annotated[float, Field(ge=0, le=1000)] | None = None
     interruptions_per_1000_gpu_days: Annotated[float, Field(ge=0, le=1000)] | None = None
     restart_minutes: NonNegative | None = None
     air_cooling_limit_kw: Positive | None = None

@@ -241,12 +241,13 @@ def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[st
             air = load <= policy["air_cooling_limit_kw"]
             racks.append({"name": name, "count": count, "contents": [{"pool": "gpu", "nodes": nodes}],
                           "power_budget_kw": budget, "cooling": "air" if air else "direct-liquid",
-                          "cooling_capacity_kw": _up(load, 1)})
+                          "cooling_capacity_kw": _up(load / (1 - policy["power_headroom_pct"] / 100), 1)})
             i = len(racks) - 1
             notes[f"facility.racks[{i}].contents"] = f"derived: {nodes} x {node_kw:g} kW = {load:g} kW, within {limit:g} kW"
             notes[f"facility.racks[{i}].cooling"] = (
                 "derived: " + ("within" if air else "above") + f" the {policy['air_cooling_limit_kw']:g} kW air-cooling limit")
-            notes[f"facility.racks[{i}].cooling_capacity_kw"] = "derived: the rack's full load; the least that passes PWR004"
+            notes[f"facility.racks[{i}].cooling_capacity_kw"] = (
+                f"derived: the rack's full load with the policy's {policy['power_headroom_pct']:g}% headroom (power_headroom_pct)")
         facility["racks"] = racks
         row.design["racks"] = sum(r["count"] for r in racks)
         row.design["per_rack"] = per_rack
@@ -275,11 +276,10 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     else:
         if not multi:
             tier["kind"] = "nfs"
-        if _known(need):
-            tier["capacity_tb"] = _up(need, 0)
-        else:
-            tier["capacity_tb"] = _up(st["checkpoints_tb"], 0)
-        notes["storage.tiers[0]"] = ("derived: the least that passes STO001-STO003"
+        grow = 1 + policy["storage_growth_pct"] / 100  # room to grow: the tier is not full on day one
+        tier["capacity_tb"] = _up((need if _known(need) else st["checkpoints_tb"]) * grow, 0)
+        notes["storage.tiers[0]"] = (f"derived: what STO001-STO003 need plus the policy's {policy['storage_growth_pct']:g}% "
+                                     "growth (storage_growth_pct)"
                                      + ("" if _known(need) else " (checkpoints only: the dataset size is not given)"))
     if _known(st["read_needed_gb_s"]):
         tier["read_gb_s"] = _up(st["read_needed_gb_s"] * policy["data_read_margin"], 1)

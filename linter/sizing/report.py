@@ -8,7 +8,7 @@ from typing import Any
 
 from linter.sizing.emit import manifest_text
 from linter.sizing.search import Row
-from linter.sizing.sizer import Sizing
+from linter.sizing.sizer import RANKING, Sizing
 from linter.sizing.table import render as render_text
 
 
@@ -27,15 +27,17 @@ def _row(row: Row) -> dict[str, Any]:
     }
 
 
-def render(fmt: str, result: Sizing) -> str:
+def render(fmt: str, result: Sizing, every: bool = False) -> str:
     if fmt == "text":
-        return render_text(result)
+        return render_text(result, every)
     out = {
         "goal": {k: v for k, v in vars(result.goal).items() if k not in ("draft", "prices")},
         "models": [{"gpu": c.gpu, "system": c.system, "rows": [_row(r) for r in c.rows], "dropped": c.dropped or None,
                     "closest": c.closest or None, "notes": c.notes} for c in result.results],
         "not_candidates": [{"gpu": n, "why": w} for n, w in result.not_candidates],
         "best": result.best.ident if result.best else None,
+        "ranking": RANKING,
+        "ranked": [r.ident for r in result.ranked],
     }
     return json.dumps(out, indent=2, sort_keys=False) + "\n"
 
