@@ -55,18 +55,30 @@ def state_bytes(precision: str, optimizer: str, gradients: str = "16-bit",
 
 def sharded_state_bytes(
     params: float, zero_stage: int, d: int, bytes_per_param: tuple[float, float, float],
-    offload_optimizer: bool = False, offload_params: bool = False,
+    offload_optimizer: bool = False, offload_params: bool = False, deepspeed: bool = False,
 ) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes on one GPU for `params` parameters already divided
     by the model-parallel degree [zero-2020] §5: stage 1 shards the optimizer state over the d
-    data-parallel ranks, stage 2 also the gradients, stage 3 also the weights. Offloaded
-    optimizer state [zero-offload-2021] and ZeRO-3 offloaded parameters [deepspeed-estimators]
-    leave the GPU (the working buffer for one layer is counted by the caller)."""
+    data-parallel ranks, stage 2 also the gradients, stage 3 also the weights.
+
+    With optimizer offload (ZeRO-Offload [zero-offload-2021] §4, ZeRO-Infinity [zero-infinity-2021]
+    to NVMe) the optimizer state and the gradients leave the GPU (each gradient goes to host
+    memory as it is reduced) and the GPU keeps the 16-bit weights; ZeRO-3 parameter offload
+    takes those too (the working buffer for one layer is counted by the caller).
+
+    `deepspeed`: DeepSpeed's estimators' convention (fp32 gradients, [deepspeed-estimators]):
+    stages 1 and 2 keep the 16-bit gradients whole besides the fp32 gradient shard, 4P + 16P/N for
+    mixed-precision Adam (estimate_zero2_model_states_mem_needs); stage 3 shards all 18 bytes."""
     w, g, k = bytes_per_param
     weights = w * params / (d if zero_stage >= 3 else 1)
-    grads = g * params / (d if zero_stage >= 2 else 1)
+    if deepspeed and zero_stage in (1, 2):
+        grads = 2 * params + g * params / d
+    else:
+        grads = g * params / (d if zero_stage >= 2 else 1)
     optim = k * params / (d if zero_stage >= 1 else 1)
-    return (0.0 if offload_params else weights, grads, 0.0 if offload_optimizer else optim)
+    if offload_optimizer:
+        return (0.0 if offload_params else weights, 0.0, 0.0)
+    return (0.0 if offload_params else weights, grads, optim)
 
 
 def model_state_bytes_per_gpu(
@@ -77,7 +89,7 @@ def model_state_bytes_per_gpu(
 
     Stage 0: (w+g+k)P; stage 1 shards the optimizer: (w+g)P + kP/d; stage 2 also the
     gradients: wP + (g+k)P/d; stage 3 everything: (w+g+k)P/d. With optimizer offload
-    [zero-offload-2021] the optimizer state lives in host memory (k = 0 on the GPU).
+    [zero-offload-2021] the optimizer state and the gradients live in host memory (g = k = 0 on the GPU).
     """
     return sum(sharded_state_bytes(params / (t * p), zero_stage, d, bytes_per_param, offload))
 
