@@ -337,3 +337,21 @@ def test_a_goal_of_parameters_alone_is_sized_with_a_stated_shape_and_batch(hwlin
     shape = next(c for c in scaled["goal"]["chosen"] if c.startswith("model shape"))
     assert "scaled to 20B" in shape and "[kaplan-2020]" in shape
     assert scaled["goal"]["hidden"] % scaled["goal"]["heads"] == 0
+
+
+@pytest.mark.parametrize("args", [
+    ["--params", "34", "--tokens", "1500", "--days", "60"],
+    [*ONE_T, "--tokens", "450", "--days", "30", "--max-gpus", "2048"],
+], ids=["34B on every GPU", "1T capped"])
+def test_every_drop_reason_is_true(hwlint, args):
+    # a GPU dropped for time names a launchable layout slower than the deadline, never one within it
+    report = size_json(hwlint, *args)
+    days = report["goal"]["days"]
+    for model in report["models"]:
+        for text in (model["dropped"] or "", model["closest"] or ""):
+            found = re.search(r"still takes ([\d,.]+) days, over the ([\d,.]+)-day deadline", text)
+            if found:
+                assert float(found.group(1).replace(",", "")) > days * 0.9, (model["gpu"], text)
+                assert float(found.group(2).replace(",", "")) == days
+    gb200 = next(m for m in report["models"] if m["gpu"] == "GB200-186GB")
+    assert gb200["rows"] or not gb200["dropped"].startswith("time")
