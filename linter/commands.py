@@ -200,9 +200,43 @@ def catalog_show(catalogs: tuple[str, ...], name: str) -> None:
         _echo(_entry_text(kind, entry))
 
 
+@cli.group()
+def models() -> None:
+    """The published model shapes `plan.model.name` and `hwlint size --model` take, with their source and date."""
+
+
+@models.command("list")
+def models_list() -> None:
+    """One line per model: name, family, parameters, layers/hidden/heads, MoE, document date."""
+    from linter.manifest.models import load_models
+
+    for name, entry in load_models().items():
+        moe = entry.get("moe")
+        shape = f"L{entry['layers']} h{entry['hidden_size']} a{entry['attention_heads']}"
+        _echo(f"{name:<18} {entry['family']:<11} {entry['parameters_billion']:g}B".ljust(40)
+              + f" {shape:<20} {(str(moe['experts']) + 'x top-' + str(moe['active_experts'])) if moe else 'dense':<10}"
+              f" as of {entry['as_of']}")
+
+
+@models.command("show")
+@click.argument("name")
+def models_show(name: str) -> None:
+    """Every value of one model (by name or alias), with its source."""
+    from linter.manifest.models import find, names
+    from linter.manifest.validate import suggest
+
+    entry = find(name)
+    if entry is None:
+        hint = suggest(name, names(), cutoff=0.4) or "; `hwlint models list` shows them all"
+        _error(f'hwlint: no model "{name}" in models/{hint}')
+        raise Exit(2)
+    _echo(_entry_text("models", entry))
+
+
 def _entry_text(kind: str, entry: dict) -> str:
     source = entry.get("source", {})
-    lines = [f"{entry['name']} ({_KIND_NAMES[kind]}, {entry.get('vendor', 'vendor not given')}; {entry.get('_origin', '')})"]
+    what = f"model, {entry['family']}" if kind == "models" else f"{_KIND_NAMES[kind]}, {entry.get('vendor', 'vendor not given')}"
+    lines = [f"{entry['name']} ({what}" + (f"; {entry['_origin']})" if entry.get("_origin") else ")")]
     if entry.get("aliases"):
         lines.append("  also named: " + ", ".join(entry["aliases"]))
 
@@ -216,7 +250,7 @@ def _entry_text(kind: str, entry: dict) -> str:
         else:
             lines.append(f"  {prefix}: {', '.join(map(str, value)) if isinstance(value, list) else value}")
 
-    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "undated", "read_on", "notes", "vendor")
+    walk({k: v for k, v in entry.items() if k not in ("name", "aliases", "source", "as_of", "undated", "read_on", "notes", "vendor", "family")
           and not k.startswith("_")}, "")
     title = ". ".join(str(source[k]) for k in ("title", "publisher", "year", "section") if source.get(k))
     lines.append(f"  source: {title}" + (f" <{source['url']}>" if source.get("url") else ""))
@@ -497,7 +531,11 @@ them, and reviews the best ones with the rule pack. Exit 0: a configuration was 
 
 @cli.command("size", help=SIZE_HELP)
 @click.argument("draft", required=False, type=click.Path())
-@click.option("--params", type=float, help="model parameters, billions")
+@click.option("--model", help="a model in models/ (`hwlint models list`) or a Hugging Face config.json: its shape, "
+                              "sequence length and published batch fill what the flags leave out")
+@click.option("--params", type=float, help="model parameters, billions (alone: the nearest published shape, scaled to it)")
+@click.option("--moe", metavar="EXPERTSxACTIVE", help="mixture of experts, e.g. 8x2: 8 experts per layer, 2 active per token")
+@click.option("--method", type=click.Choice(["full", "lora", "qlora"]), help="fine-tuning method (lora/qlora: goal finetune)")
 @click.option("--layers", type=int, help="transformer layers L")
 @click.option("--hidden", type=int, help="hidden size h")
 @click.option("--heads", type=int, help="attention heads a")
@@ -525,7 +563,9 @@ them, and reviews the best ones with the rule pack. Exit 0: a configuration was 
 @click.option("--micro-batch", type=int, help="fix the micro-batch size (default: searched)")
 @click.option("--checkpoint-minutes", type=float, help="minutes between checkpoints (default 60, said in the output)")
 @click.option("--keep-checkpoints", type=int, help="full checkpoints kept on the checkpoint tier (default 2, said in the output)")
-@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="layouts shown per GPU model")
+@click.option("--top", type=click.IntRange(1, 50), default=5, show_default=True, help="layouts kept per GPU model")
+@click.option("--all", "every", is_flag=True, help="every GPU model's layouts, with network, storage and racks (wide); "
+                                                   "default: the best layout of each GPU model in one table")
 @click.option("--choose", metavar="MODEL#N", help="the row --write writes (default: the best)")
 @click.option("--write", "write_to", type=click.Path(dir_okay=False), help="write the chosen row as a complete manifest")
 @click.option("--force", is_flag=True, help="with --write: replace a file that exists (never an input, nor a manifest "
@@ -533,7 +573,8 @@ them, and reviews the best ones with the rule pack. Exit 0: a configuration was 
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--rules", "rule_dirs", multiple=True, type=click.Path(file_okay=False), help="extra rule folder (repeatable)")
 def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...], policy_pairs: tuple[str, ...],
-                 prices: str | None, top: int, choose: str | None, write_to: str | None, force: bool, fmt: str,
+                 prices: str | None, top: int, every: bool, choose: str | None, write_to: str | None, force: bool,
+                 fmt: str,
                  rule_dirs: tuple[str, ...], **options: Any) -> None:
     from linter.sizing.goal import GoalError, from_inputs, read_prices
     from linter.sizing.sizer import size
@@ -566,7 +607,7 @@ def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...]
         if chosen is None:
             known = ", ".join(r.ident for r in result.rows) or "none"
             raise click.UsageError(f"--choose {choose}: no such row (rows: {known})")
-    _write(size_report.render(fmt, result), None)
+    _write(size_report.render(fmt, result, every), None)
     if write_to:
         if chosen is None:
             click.echo("hwlint: nothing written: no configuration meets the goal", err=True)

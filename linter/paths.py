@@ -15,7 +15,7 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def data_dir(name: str) -> Path:
-    """Return the folder `name` (rules, schemas, templates, catalog)."""
+    """Return the folder `name` (rules, schemas, templates, catalog, models)."""
     installed = _PACKAGE / "_data" / name
     if installed.is_dir():
         return installed

@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from conftest import EXAMPLES, ROOT, TODAY
 
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
-PACKAGE = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "linter", "rules", "schemas", "templates", "catalog", "examples"]
+PACKAGE = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "linter", "rules", "schemas", "templates", "catalog", "models", "examples"]
 NOT_MANIFESTS = {
     ".pre-commit-config.yaml": "repos: []\n",
     ".github/workflows/ci.yml": "on: push\njobs: {}\n",

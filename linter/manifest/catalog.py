@@ -276,10 +276,48 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
                 bounded("switches", entry, switch, ("network", "fabrics", i, "switches", j))
                 fabric["switches"][j] = _merge(values, switch)
                 fabric.setdefault("kind", entry.get("kind"))
+    _fill_model(doc, data, findings)
     out = [CatalogRef(r.kind, r.name, r.as_of, r.source, r.read_on, tuple(sorted(inherited[key])), r.origin, r.undated)
            for key, r in refs.items()]
     return Resolved(data=data, refs=sorted(out, key=lambda r: (r.kind, r.name)), findings=findings,
                     overrides=overrides, exceeded=exceeded, bounds_checked=checked[0])
+
+
+def _fill_model(doc: Document, data: dict, findings: list[Result]) -> None:
+    """plan.model.name (models/) and plan.model.hf_config (a Hugging Face config.json beside
+    the manifest) fill the model keys the manifest leaves out; the manifest's own keys win."""
+    from linter.manifest import models
+
+    plan = data.get("plan")
+    model = plan.get("model") if isinstance(plan, dict) else None
+    if not isinstance(model, dict) or not (model.get("name") or model.get("hf_config")):
+        return
+    filled: dict[str, Any] = {}
+    if model.get("name"):
+        entry = models.find(str(model["name"]))
+        if entry is None:
+            line, column = doc.position(("plan", "model", "name"))
+            findings.append(file_finding(
+                "CATALOG", f'plan.model.name names "{model["name"]}", which is not in models/'
+                           f'{suggest(str(model["name"]), models.names(), cutoff=0.4)}',
+                doc.path, line, column, "plan.model.name",
+                fix="use a name `hwlint models list` shows, or give the shape keys (layers, hidden_size, ...) yourself"))
+            return
+        filled.update(models.shape_of(entry))
+    if model.get("hf_config"):
+        where = Path(doc.path).parent / str(model["hf_config"]) if doc.path and not doc.path.startswith("<") \
+            else Path(str(model["hf_config"]))
+        try:
+            shape, _ = models.read_hf_config(str(where))
+        except models.ModelError as exc:
+            line, column = doc.position(("plan", "model", "hf_config"))
+            findings.append(file_finding("CATALOG", f"plan.model.hf_config: {exc}", doc.path, line, column,
+                                         "plan.model.hf_config",
+                                         fix="give the path of a Hugging Face config.json relative to this manifest"))
+            return
+        shape.pop("context_length", None)
+        filled.update(shape)
+    data["plan"] = {**plan, "model": {**filled, **{k: v for k, v in model.items() if v is not None}}}
 
 
 _NONE = object()

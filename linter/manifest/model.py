@@ -63,7 +63,14 @@ class Moe(Strict):
 class ModelShape(Strict):
     """The network being trained (transformer symbols from Korthikanti et al. 2022)."""
 
-    parameters_billion: Positive = Field(description="P, in billions of parameters")
+    name: Text | None = Field(
+        None, description="a published model in hwlint's models/ folder (`hwlint models list`); its shape fills every key "
+                          "left out here", examples=["Llama-3.1-70B", "Mixtral-8x7B"])
+    hf_config: Text | None = Field(
+        None, description="path to a Hugging Face config.json, relative to this manifest; its shape fills every key left "
+                          "out here (after name's)")
+    parameters_billion: Positive | None = Field(
+        None, description="P, in billions of parameters; required unless name or hf_config gives it")
     layers: Count | None = Field(None, description="L, transformer layers")
     hidden_size: Count | None = Field(None, description="h, hidden dimension")
     attention_heads: Count | None = Field(None, description="a, attention heads")
@@ -74,8 +81,8 @@ class ModelShape(Strict):
     ffn_hidden_size: Count | None = Field(
         None, description="f, FFN inner width; default as Megatron-LM: 4h (GELU), int(8h/3 / 64) * 64 (SwiGLU)"
     )
-    ffn_activation: Literal["gelu", "swiglu"] | None = Field(
-        None, description="FFN kind: GELU (two h x f matrices) or SwiGLU (three); default gelu"
+    ffn_activation: Literal["gelu", "swiglu", "geglu"] | None = Field(
+        None, description="FFN kind: GELU (two h x f matrices), SwiGLU or GeGLU (three); default gelu"
     )
     vocabulary_size: Count | None = Field(None, description="V, tokens in the vocabulary (logits memory, embeddings)")
     tied_embeddings: bool | None = Field(None, description="input embedding and output layer share one matrix; default false")
@@ -223,6 +230,9 @@ class GpuSpec(Strict):
     model: Text | None = Field(None, description="catalog GPU name; its values fill every key left out here", examples=["H100-SXM5-80GB", "A100-SXM4-80GB"])
     count: SmallCount | None = Field(None, description="GPUs per node")
     vendor: Text | None = Field(None, description="GPU maker, e.g. NVIDIA or AMD")
+    architecture: Literal["volta", "ampere", "hopper", "blackwell", "ada-lovelace", "cdna2", "cdna3", "gaudi3"] | None = Field(
+        None, description="GPU generation; the time model takes the policy's compute efficiency for it where the policy has one "
+                          "(compute_efficiency_hopper), else compute_efficiency")
     class_: Literal["datacenter", "workstation", "consumer"] | None = Field(None, alias="class", description="product class: datacenter, workstation or consumer")
     form_factor: Literal["sxm", "pcie", "oam"] | None = Field(None, description="module form: sxm, oam (mezzanine) or pcie (card)")
     memory_gb: Positive | None = Field(None, description="memory per GPU, GB (10^9 bytes)")
@@ -448,6 +458,9 @@ class Policy(Strict):
     gpu_memory_reserve_pct: Percent | None = None
     host_ram_ratio: Annotated[float, Field(gt=0, le=100)] | None = None
     compute_efficiency: Fraction | None = None
+    compute_efficiency_hopper: Fraction | None = None
+    schedule_margin_pct: Annotated[float, Field(ge=0, lt=100)] | None = None
+    storage_growth_pct: Annotated[float, Field(ge=0, le=1000)] | None = None
     interruptions_per_1000_gpu_days: Annotated[float, Field(ge=0, le=1000)] | None = None
     restart_minutes: NonNegative | None = None
     air_cooling_limit_kw: Positive | None = None
@@ -653,3 +666,25 @@ class CatalogSwitch(CatalogEntry):
 
 class CatalogSystem(Server, CatalogEntry):
     vendor: Text
+
+
+class CatalogModel(CatalogEntry):
+    """A published model shape in models/*.yaml (the keys plan.model takes, and what only the
+    source gives: context length, active parameters, batch and tokens)."""
+
+    family: Text
+    parameters_billion: Positive
+    active_parameters_billion: Positive | None = None
+    layers: Count
+    hidden_size: Count
+    attention_heads: Count
+    kv_heads: Count | None = None
+    ffn_activation: Literal["gelu", "swiglu", "geglu"]
+    ffn_hidden_size: Count
+    vocabulary_size: Count | None = None
+    tied_embeddings: bool | None = None
+    sequence_length: Count | None = Field(None, description="sequence length of the main pretraining stage")
+    context_length: Count = Field(description="the longest context the released model takes")
+    batch_tokens_million: Positive | None = Field(None, description="pretraining global batch, millions of tokens per step")
+    training_tokens_billion: Positive | None = None
+    moe: Moe | None = None

@@ -55,18 +55,30 @@ def state_bytes(precision: str, optimizer: str, gradients: str = "16-bit",
 
 def sharded_state_bytes(
     params: float, zero_stage: int, d: int, bytes_per_param: tuple[float, float, float],
-    offload_optimizer: bool = False, offload_params: bool = False,
+    offload_optimizer: bool = False, offload_params: bool = False, deepspeed: bool = False,
 ) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes on one GPU for `params` parameters already divided
     by the model-parallel degree [zero-2020] §5: stage 1 shards the optimizer state over the d
-    data-parallel ranks, stage 2 also the gradients, stage 3 also the weights. Offloaded
-    optimizer state [zero-offload-2021] and ZeRO-3 offloaded parameters [deepspeed-estimators]
-    leave the GPU (the working buffer for one layer is counted by the caller)."""
+    data-parallel ranks, stage 2 also the gradients, stage 3 also the weights.
+
+    With optimizer offload (ZeRO-Offload [zero-offload-2021] §4, ZeRO-Infinity [zero-infinity-2021]
+    to NVMe) the optimizer state and the gradients leave the GPU (each gradient goes to host
+    memory as it is reduced) and the GPU keeps the 16-bit weights; ZeRO-3 parameter offload
+    takes those too (the working buffer for one layer is counted by the caller).
+
+    `deepspeed`: DeepSpeed's estimators' convention (fp32 gradients, [deepspeed-estimators]):
+    stages 1 and 2 keep the 16-bit gradients whole besides the fp32 gradient shard, 4P + 16P/N for
+    mixed-precision Adam (estimate_zero2_model_states_mem_needs); stage 3 shards all 18 bytes."""
     w, g, k = bytes_per_param
     weights = w * params / (d if zero_stage >= 3 else 1)
-    grads = g * params / (d if zero_stage >= 2 else 1)
+    if deepspeed and zero_stage in (1, 2):
+        grads = 2 * params + g * params / d
+    else:
+        grads = g * params / (d if zero_stage >= 2 else 1)
     optim = k * params / (d if zero_stage >= 1 else 1)
-    return (0.0 if offload_params else weights, grads, 0.0 if offload_optimizer else optim)
+    if offload_optimizer:
+        return (0.0 if offload_params else weights, 0.0, 0.0)
+    return (0.0 if offload_params else weights, grads, optim)
 
 
 def model_state_bytes_per_gpu(
@@ -77,14 +89,17 @@ def model_state_bytes_per_gpu(
 
     Stage 0: (w+g+k)P; stage 1 shards the optimizer: (w+g)P + kP/d; stage 2 also the
     gradients: wP + (g+k)P/d; stage 3 everything: (w+g+k)P/d. With optimizer offload
-    [zero-offload-2021] the optimizer state lives in host memory (k = 0 on the GPU).
+    [zero-offload-2021] the optimizer state and the gradients live in host memory (g = k = 0 on the GPU).
     """
     return sum(sharded_state_bytes(params / (t * p), zero_stage, d, bytes_per_param, offload))
 
 
+GATED = ("swiglu", "geglu")  # FFNs of three matrices (gate, up, down) [glu-2020]
+
+
 def default_ffn_width(h: int, activation: str) -> int:
     """Megatron-LM's default FFN width: 4h, or int(8h/3 / 64) * 64 with SwiGLU [megatron-lm-defaults]."""
-    return int((4 * h * 2 / 3) / 64) * 64 if activation == "swiglu" else 4 * h
+    return int((4 * h * 2 / 3) / 64) * 64 if activation in GATED else 4 * h
 
 
 def layer_parameters(h: int, a: int, kv_heads: int, f: int, activation: str) -> tuple[float, float]:
@@ -92,8 +107,18 @@ def layer_parameters(h: int, a: int, kv_heads: int, f: int, activation: str) -> 
     output projection h x h each, K and V h x h*n_kv/a each [gqa-2023]; the FFN two h x f
     matrices (GELU) or three (SwiGLU) [glu-2020]."""
     attention = 2 * h * h + 2 * h * h * kv_heads / a
-    ffn = (3 if activation == "swiglu" else 2) * h * f
+    ffn = (3 if activation in GATED else 2) * h * f
     return attention, ffn
+
+
+def transformer_parameters(layers: int, h: int, a: int, kv_heads: int, f: int, activation: str, vocab: int,
+                           tied: bool, experts: int = 1) -> float:
+    """Weights of a decoder-only transformer: L layers of attention and E FFNs (layer_parameters)
+    plus the V x h input embedding and, untied, as many in the output layer; biases and norms
+    left out. With E = 1, GELU and f = 4h this is Kaplan's N = 12*L*h^2 plus the embeddings
+    [kaplan-2020] §2.1."""
+    attention, ffn = layer_parameters(h, a, kv_heads, f, activation)
+    return layers * (attention + experts * ffn) + vocab * h * (1 if tied else 2)
 
 
 def lora_parameters(layers: int, h: int, a: int, kv_heads: int, f: int, rank: int, targets: list[str]) -> float:
@@ -136,7 +161,7 @@ def activation_bytes_per_layer(
     n_kv = a if kv_heads is None else kv_heads
     f = 4 * h if ffn is None else ffn
     unsplit = 10 * sbh
-    mlp = (6 if activation == "swiglu" else 4) * s * b * f * expert_tokens
+    mlp = (6 if activation in GATED else 4) * s * b * f * expert_tokens
     split = (2 + 4 * n_kv / a + 2) * sbh + mlp
     if attention == "flash":
         scores = 4 * a * s * b
@@ -232,7 +257,7 @@ def training_time(
     recompute: str = "none", active_params: float | None = None,
     moe_layers: int = 0, active_experts: int = 1, capacity_factor: float = 1.0,
     gpus_per_node: int = 8, link_bytes_per_s: float | None = None, fabric_bytes_per_s: float | None = None,
-    gradient_bytes: float = 2.0, expert_params: float = 0.0, zero_stage: int = 0,
+    gradient_bytes: float = 2.0, expert_params: float = 0.0, zero_stage: int = 0, kv_fraction: float = 1.0,
     interruptions_per_gpu_second: float = 0.0, interruption_cost_s: float = 0.0, frozen: bool = False,
 ) -> dict[str, float]:
     """Seconds to train, term by term, for one parallel layout. Pure: the sizer calls it for
@@ -245,14 +270,25 @@ def training_time(
     - tensor parallel: two all-reduces of the s*b*h activations per layer forward and two
       backward (two more with full recompute) [narayanan-2021] §2.3, ring volume
       [ring-allreduce], over the intra-node link when t fits in a node, else the fabric;
-    - data parallel: one gradient all-reduce per iteration over d*c ranks (1.5x the volume for
-      ZeRO-3 [zero-2020] §7), over the fabric when the group spans nodes;
+    - data parallel: one gradient all-reduce per iteration over d*c ranks, over the fabric when
+      the group spans nodes, overlapped with the backward pass as the frameworks do: the buckets
+      of the last micro-batch's backward reduce while it runs (PyTorch DDP [pytorch-ddp-2020]
+      §3.2.3, gradient accumulation skipping the earlier ones; Megatron's overlap-grad-reduce
+      [megatron-lm-overlap]), so only what outlasts that backward is counted. ZeRO-3 / FSDP
+      gathers the weights and reduce-scatters the gradients every micro-batch (1.5x an
+      all-reduce's volume [zero-2020] §7), prefetched under the forward and backward compute
+      [pytorch-fsdp-2023] §3.3: what outlasts all of it is counted;
+    - context parallel: ring attention passes each rank's keys and values around the c ranks,
+      (c-1)/c of the 2 x (h x n_kv/a) 16-bit values per token and layer, once forward and twice
+      backward (the gradients of K and V come back) [megatron-context-parallel]; counted as not
+      overlapped with the attention compute (an upper bound);
     - MoE: four all-to-alls per MoE layer (dispatch and combine, forward and backward; six with
       full recompute) of k * capacity factor * h 16-bit values per token, (e-1)/e of it leaving
       the GPU [switch-2022];
     - restarts: wall time / goodput - the rest (goodput()).
-    Communication is counted as not overlapped with compute (an upper bound); pipeline
-    point-to-point traffic and the optimizer step are left out.
+    Tensor-parallel and MoE traffic is counted as not overlapped (it sits on the critical path
+    of each layer); pipeline point-to-point traffic and the optimizer step are left out.
+    A micro-batch size of None counts micro-batches of one sequence (the least overlap).
     Bandwidths are bytes/s per GPU in one direction; None where the layout needs none.
     """
     active = params if active_params is None else active_params
@@ -273,6 +309,10 @@ def training_time(
     if t > 1:
         per_layer = (4 + 2 * extra_forward) * ring_allreduce_bytes(2 * hidden, t)  # per token
         out["tensor_parallel"] = tokens_per_rank * per_layer * layers / p / over(t, "tensor parallel")
+    out["context_parallel"] = 0.0
+    if c > 1:
+        per_layer = 3 * 2 * 2 * hidden * kv_fraction * (c - 1) / c  # K and V, 2 bytes each, forward once, backward twice
+        out["context_parallel"] = tokens_per_rank * per_layer * layers / p / over(t * c, "context parallel")
     out["moe_all_to_all"] = 0.0
     if moe_layers and e > 1:
         per_layer = (4 + 2 * extra_forward) * active_experts * capacity_factor * 2 * hidden * (e - 1) / e
@@ -280,7 +320,7 @@ def training_time(
     out["bubble"] = 0.0
     if p > 1:
         m = micro_batches(global_batch, micro_batch, d)
-        busy = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["moe_all_to_all"]
+        busy = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["context_parallel"] + out["moe_all_to_all"]
         out["bubble"] = busy * (p - 1) / (v * m)
     out["data_parallel"] = 0.0
     if d * c > 1:
@@ -290,8 +330,16 @@ def training_time(
         volume = ring_allreduce_bytes(gradient_bytes * dense, d * c)
         if experts:
             volume += ring_allreduce_bytes(gradient_bytes * experts, max(d * c // e, 1))
-        volume *= 1.5 if zero_stage >= 3 else 1
-        out["data_parallel"] = iterations * volume / over(t * c * d, "data parallel")
+        m = max(micro_batches(global_batch, micro_batch or 1, d), 1)
+        work = out["compute"] + out["recompute"] + out["tensor_parallel"] + out["context_parallel"] + out["moe_all_to_all"]
+        if zero_stage >= 3:
+            volume *= 1.5 * m
+            window = work
+        else:
+            backward = out["compute"] * (0.5 if frozen else 2 / 3) + out["recompute"] \
+                + (out["tensor_parallel"] + out["moe_all_to_all"]) / 2
+            window = backward / m
+        out["data_parallel"] = max(0.0, iterations * volume / over(t * c * d, "data parallel") - window)
     busy = sum(out.values())
     share = goodput(interruptions_per_gpu_second, gpus, interruption_cost_s)
     out["restarts"] = busy / share - busy if share > 0 else math.inf

@@ -29,6 +29,7 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
         return found if found else Unknown((f"plan.optimizer (no memory model for {optimizer})",))
 
     bpp = fact(data, ["plan.precision", "plan.optimizer"], per_param)
+    deepspeed = cfg["gradients"] == "fp32"  # DeepSpeed's estimators' convention, chosen with fp32 gradients
     experts = expert_params(cfg)
     data_degree = fact(data, ["plan.parallelism.data"], lambda d: d) if zero else 1
     lora = None
@@ -45,7 +46,8 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
             parts = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "frozen": 0.0, "buffer": 0.0}
 
             def add(count: float, shard: int, ranks: int, per: tuple) -> None:
-                w, g, k = physics.sharded_state_bytes(count / shard, zero, max(ranks, 1), per, cfg["offload"], cfg["offload_params"])
+                w, g, k = physics.sharded_state_bytes(count / shard, zero, max(ranks, 1), per, cfg["offload"], cfg["offload_params"],
+                                                      deepspeed)
                 parts["weights"] += w
                 parts["gradients"] += g
                 parts["optimizer"] += k
@@ -58,7 +60,7 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
                 base = physics.BASE_WEIGHT_BYTES[cfg["base_bits"]]
                 parts["frozen"] = base * ((total - expert) / (t * p) + expert / (t * p * e)) / (dp if zero >= 3 else 1)
                 add(adapters, t * p, dp, b)
-            if cfg["offload_params"] and zero >= 3 and None not in (cfg["hidden"], cfg["ffn"]):
+            if (cfg["offload_params"] or deepspeed) and zero >= 3 and None not in (cfg["hidden"], cfg["ffn"]):
                 # DeepSpeed keeps 4 bytes x the largest layer on the GPU [deepspeed-estimators]
                 largest = max(cfg["hidden"] * cfg["ffn"], cfg["hidden"] * (cfg["vocab"] or 0))
                 parts["buffer"] = 4 * largest
@@ -93,8 +95,12 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
     acts_total = sum_of(acts, logits)
     nodes = sum(pl["count"] for pl in data["node_pools"] if pl.get("role", "compute") == "compute" and "gpu" in pl)
 
+    nvme = (data["plan"].get("parallelism") or {}).get("offload") == "nvme"
+
     def host(params_b: float, gpus: int) -> Any:
-        return rounded(physics.offload_host_bytes_per_node(params_b * 1e9, zero, gpus, max(nodes, 1), cfg["offload_params"]) / GB)
+        # ZeRO-Infinity keeps the offloaded states on NVMe, host RAM only its buffers [zero-infinity-2021] §5
+        states = physics.offload_host_bytes_per_node(params_b * 1e9, zero, gpus, max(nodes, 1), cfg["offload_params"])
+        return 0.0 if nvme else rounded(states / GB)
 
     offload_host = fact(data, ["plan.model.parameters_billion", f"{pool}.gpu.count"], host)
     capacity = fact(data, [f"{pool}.gpu.memory_gb"], lambda m: m)
@@ -111,10 +117,23 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
         "capacity_gb": capacity,
         "usable_gb": usable,
         "bytes_per_param": per_param,
-        "convention": "fp32 gradients (DeepSpeed's estimators' convention: 18 bytes/param for Adam)" if cfg["gradients"] == "fp32"
-        else "16-bit gradients (the ZeRO paper's convention: 16 bytes/param for Adam; DeepSpeed's estimators count 18)",
+        "convention": _convention(cfg, zero, nvme),
         "host_offload_gb_per_node": offload_host,
     }
+
+
+def _convention(cfg: dict, zero: int, nvme: bool) -> str:
+    """The accounting the estimate follows, named for GPU001's assumptions."""
+    if cfg["gradients"] == "fp32":
+        text = ("fp32 gradients, DeepSpeed's estimators' convention (18 bytes/param for Adam; ZeRO-1/2 keep the 16-bit "
+                "gradients whole: 4P + 16P/N; ZeRO-3 adds 4 bytes x the largest layer)")
+    else:
+        text = "16-bit gradients (the ZeRO paper's convention: 16 bytes/param for Adam; DeepSpeed's estimators count 18)"
+    if cfg["offload"]:
+        where = "NVMe (ZeRO-Infinity, Rajbhandari et al. 2021)" if nvme else "host memory (ZeRO-Offload, Ren et al. 2021 §4)"
+        kept = "nothing but one layer's buffer" if cfg["offload_params"] and zero >= 3 else "the 16-bit weights"
+        text += f"; optimizer state and gradients offloaded to {where}, the GPU keeps {kept}"
+    return text
 
 
 def host_ram_ratio(data: dict, compute_idx: list[int]) -> Any:

@@ -17,8 +17,19 @@ from linter.physics.values import (
 )
 
 
-def checkpoint_tb(data: dict) -> Any:
-    """One full checkpoint of the plan's model, in TB (F13)."""
+def checkpoint_tb(data: dict, cfg: dict | None = None) -> Any:
+    """One full checkpoint of the plan's model, in TB (F13). A LoRA or QLoRA run checkpoints its
+    adapters and their optimizer state only: the frozen base is the released model, never
+    rewritten [lora-2022] §4."""
+    if cfg and cfg["method"] in ("lora", "qlora"):
+        shape = [("layers", cfg["layers"]), ("hidden_size", cfg["hidden"]), ("attention_heads", cfg["heads"])]
+        needs = tuple(f"plan.model.{k}" for k, v in shape if v is None)
+        if needs:
+            return Unknown(needs)
+        adapters = physics.lora_parameters(cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"], cfg["ffn"],
+                                           cfg["lora_rank"], cfg["lora_targets"])
+        return fact(data, ["plan.precision"],
+                    lambda prec: rounded(physics.checkpoint_bytes(adapters, prec not in ("fp32", "tf32")) / TB, 6))
     return fact(
         data, ["plan.model.parameters_billion", "plan.precision"],
         lambda p, prec: rounded(physics.checkpoint_bytes(p * 1e9, prec not in ("fp32", "tf32")) / TB, 3),

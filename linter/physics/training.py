@@ -44,6 +44,10 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
         return value if value else Unknown((f"{pool}.gpu.dense_tflops.{precision}",))
 
     out["peak_tflops"] = fact(data, ["plan.precision"], peak)
+    # the policy's efficiency for this GPU's generation where it has one, else the general one
+    arch = get(data, f"{pool}.gpu.architecture")
+    key = f"compute_efficiency_{arch}" if arch is not MISSING and f"compute_efficiency_{arch}" in policy else "compute_efficiency"
+    out["efficiency"], out["efficiency_policy"] = policy[key], key
     t, p, c, e = cfg["t"], cfg["p"], cfg["c"], cfg["e"]
     needs: list[str] = []
 
@@ -123,7 +127,7 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
     def run(gpus: int, ranks: int, link_bw: Any = link_bw, fabric_bw: Any = fabric_bw) -> dict[str, float]:
         return physics.training_time(
             params=params, tokens=tokens_b * 1e9, gpus=gpus, peak_flops=tflops * 1e12,
-            efficiency=policy["compute_efficiency"], t=t, p=p, d=ranks, c=c, v=cfg["v"], e=e,
+            efficiency=out["efficiency"], t=t, p=p, d=ranks, c=c, v=cfg["v"], e=e,
             micro_batch=micro if micro is not MISSING else None, global_batch=batch if batch is not MISSING else None,
             seq=shape["seq"], hidden=shape["hidden"], layers=shape["layers"], recompute=cfg["recompute"],
             active_params=active, moe_layers=moe_layers,
@@ -132,7 +136,7 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
             fabric_bytes_per_s=fabric_bw, gradient_bytes=trainable_bytes, expert_params=expert, zero_stage=cfg["zero"],
             interruptions_per_gpu_second=policy["interruptions_per_1000_gpu_days"] / 1000 / 86400,
             interruption_cost_s=(policy["restart_minutes"] + interval / 2) * 60,
-            frozen=cfg["method"] in ("lora", "qlora"),
+            frozen=cfg["method"] in ("lora", "qlora"), kv_fraction=cfg["kv_heads"] / cfg["heads"] if cfg["heads"] else 1.0,
         )
 
     result = run(gpus_total, d)
@@ -141,7 +145,8 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
     out["mfu"] = rounded(result["mfu"], 3)
     out["data_parallel_degree"] = d
     out["breakdown"] = {k: rounded(result[k] / 86400, 2) for k in
-                        ("compute", "recompute", "bubble", "tensor_parallel", "data_parallel", "moe_all_to_all", "restarts")}
+                        ("compute", "recompute", "bubble", "tensor_parallel", "context_parallel", "data_parallel",
+                         "moe_all_to_all", "restarts")}
 
     # GPU008: the fewest whole nodes' GPUs that meet the target by the same time model, the
     # data-parallel degree growing or shrinking with them (t, p and c stay).

@@ -183,7 +183,8 @@ def _time_row(review: Review, days: Any) -> list[BudgetRow]:
     target = training["target_days"]
     parts = training.get("breakdown", {})
     names = (("compute", "compute"), ("recompute", "recompute"), ("bubble", "pipeline bubble"),
-             ("tensor_parallel", "tensor-parallel traffic"), ("data_parallel", "gradient all-reduce"),
+             ("tensor_parallel", "tensor-parallel traffic"), ("context_parallel", "context-parallel traffic"),
+             ("data_parallel", "gradient all-reduce"),
              ("moe_all_to_all", "MoE all-to-all"), ("restarts", "restarts"))
     shown = [f"{label} {num(parts[key])}" for key, label in names if _known(parts.get(key)) and parts[key] >= 0.05]
     return [BudgetRow(

@@ -61,8 +61,7 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
 
     plan = plan_data(goal)
     plan["micro_batch_size"] = lay.mb
-    plan["parallelism"] = {"tensor": lay.t, "pipeline": lay.p, "data": lay.d, "zero_stage": lay.zero,
-                           "sequence_parallel": lay.t > 1, "activation_recompute": lay.recompute}
+    plan["parallelism"] = lay.parallelism()
     notes["plan.micro_batch_size"] = "derived: layout search"
     if goal.global_batch:
         steps = physics.micro_batches(goal.global_batch, lay.mb, lay.d)
@@ -72,7 +71,8 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
                 f"derived: global batch {goal.global_batch:,} = micro-batch {lay.mb} x data {lay.d} x {int(steps)}")
     notes["plan.parallelism.tensor"] = "derived: layout search, tensor parallelism inside one NVLink domain"
     notes["plan.parallelism.pipeline"] = "derived: layout search"
-    notes["plan.parallelism.data"] = f"derived: {lay.t} x {lay.p} x {lay.d} = {row.gpus} GPUs"
+    notes["plan.parallelism.data"] = f"derived: {lay.t} x {lay.p} x {lay.c} x {lay.d} = {row.gpus} GPUs" if lay.c > 1 \
+        else f"derived: {lay.t} x {lay.p} x {lay.d} = {row.gpus} GPUs"
     notes["plan.parallelism.zero_stage"] = "derived: layout search"
     notes["plan.parallelism.sequence_parallel"] = "derived: with tensor parallelism"
     notes["plan.parallelism.activation_recompute"] = (
@@ -269,8 +269,9 @@ def _cool(racks: list[dict], contents: str, load: float, cooled_by: str | None, 
         why = ("air-cooled" if cooled_by == "air" else "not known to be liquid-cooled (cooled_by not given)") + (
             ", within" if load <= limit else ", above") + f" the {limit:g} kW air-cooling limit"
         if load > 0:  # switches with no power figure: their cooling stays to confirm (PWR004)
-            rack["cooling_capacity_kw"] = _up(load, 1)
-            notes[f"facility.racks[{i}].cooling_capacity_kw"] = "derived: the rack's full load; the least that passes PWR004"
+            rack["cooling_capacity_kw"] = _up(load / (1 - policy["power_headroom_pct"] / 100), 1)
+            notes[f"facility.racks[{i}].cooling_capacity_kw"] = (
+                f"derived: the rack's full load with the policy's {policy['power_headroom_pct']:g}% headroom (power_headroom_pct)")
     notes[f"facility.racks[{i}].contents" if "contents" in rack else f"facility.racks[{i}].switches"] = f"derived: {contents}"
     notes[f"facility.racks[{i}].cooling"] = f"derived: {why}"
 
@@ -338,11 +339,10 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     else:
         if not multi:
             tier["kind"] = "nfs"
-        if _known(need):
-            tier["capacity_tb"] = _up(need, 0)
-        else:
-            tier["capacity_tb"] = _up(st["checkpoints_tb"], 0)
-        notes["storage.tiers[0]"] = ("derived: the least that passes STO001-STO003"
+        grow = 1 + policy["storage_growth_pct"] / 100  # room to grow: the tier is not full on day one
+        tier["capacity_tb"] = _up((need if _known(need) else st["checkpoints_tb"]) * grow, 0)
+        notes["storage.tiers[0]"] = (f"derived: what STO001-STO003 need plus the policy's {policy['storage_growth_pct']:g}% "
+                                     "growth (storage_growth_pct)"
                                      + ("" if _known(need) else " (checkpoints only: the dataset size is not given)"))
     if _known(st["read_needed_gb_s"]):
         tier["read_gb_s"] = _up(st["read_needed_gb_s"] * policy["data_read_margin"], 1)

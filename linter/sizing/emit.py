@@ -96,7 +96,7 @@ def manifest_text(row: Any) -> str:
     when = f"{row.seconds / 3600:.1f} hours" if row.seconds < 86400 else f"{row.days:g} days"
     header = [
         f"Sized by `hwlint size`: {row.gpus:,} x {row.gpu} ({row.nodes:,} node{'s' if row.nodes != 1 else ''}), "
-        f"t{lay.t} p{lay.p} d{lay.d} ZeRO-{lay.zero} recompute {lay.recompute}, about {when}.",
+        f"{lay.summary}, about {when}.",
         "'derived:' marks a value computed from the catalog, the review's facts and rules/policy.yaml;",
         "'chosen:' one the sizer picked where the goal did not say. Check it with `hwlint check`.",
         "Not decided here (the review lists them as to confirm): operations, backup, UPS, circuits, feeds.",

@@ -65,6 +65,9 @@ class Goal:
     fixed: dict[str, Any] = field(default_factory=dict)  # layout parts the goal fixes: tensor, pipeline, zero_stage, activation_recompute, micro_batch_size
     draft: dict[str, Any] = field(default_factory=dict)  # the partial manifest, as given
     draft_path: str | None = None
+    model_keys: dict[str, Any] = field(default_factory=dict)  # plan.model keys beyond the goal's own (KV heads, FFN, vocabulary, MoE)
+    model_name: str | None = None  # the models/ entry or config.json the shape came from
+    method: str | None = None  # fine-tuning method: full, lora or qlora
 
 
 # flag name -> (goal attribute, type, the manifest path a draft gives it at)
@@ -88,7 +91,10 @@ FIELDS = {
     "facility_kw": ("facility_kw", float, "facility.it_capacity_kw"),
     "mode": ("mode", str, "procurement.mode"),
 }
-REQUIRED = ("params", "layers", "hidden", "heads", "seq", "tokens", "days", "global_batch")
+REQUIRED = ("tokens", "days")
+SHAPE = {"layers": "layers", "hidden": "hidden_size", "heads": "attention_heads", "seq": "sequence_length",
+         "params": "parameters_billion"}  # flag -> plan.model key a model's shape fills
+METHODS = ("full", "lora", "qlora")
 DEFAULTS = {"goal": "pretrain", "precision": "bf16", "optimizer": "adamw", "checkpoint_minutes": 60.0}
 _SAID = {"checkpoint_minutes": "a checkpoint every 60 minutes (the time model counts the work lost at each restart)"}
 
@@ -132,10 +138,18 @@ def from_inputs(options: dict[str, Any], draft: dict[str, Any] | None, draft_pat
     missing = [n for n in REQUIRED if n not in values]
     if missing:
         flags = ", ".join(_flag(n) for n in missing)
-        raise GoalError(f"the goal needs {flags} (the model's size and shape, the tokens in billions, the deadline in days "
-                        "and the global batch in sequences, which sets the pipeline bubble and the data-parallel traffic); "
+        raise GoalError(f"the goal needs {flags} (the tokens in billions and the deadline in days); "
                         "give them as flags or in a draft manifest's plan: section")
-    chosen = []
+    chosen: list[str] = []
+    model_keys, model_name = _model(options, draft, draft_path, values, where, chosen)
+    method = options.get("method") or _at(draft, "plan.finetune.method")
+    if method is not None:
+        if method not in METHODS:
+            raise GoalError(f"--method: {method!r} is not one of {', '.join(METHODS)}")
+        method = str(method)
+        if method != "full" and "goal" not in values:
+            values["goal"] = "finetune"
+            chosen.append(f"goal finetune ({method} trains adapters on a frozen base; give --goal to change)")
     for name, default in DEFAULTS.items():
         if name not in values:
             values[name] = default
@@ -160,7 +174,8 @@ def from_inputs(options: dict[str, Any], draft: dict[str, Any] | None, draft_pat
             dt.date.fromisoformat(values["start_date"])
         except ValueError:
             raise GoalError(f"{where['start_date']}: {values['start_date']!r} is not a date (YYYY-MM-DD)") from None
-    goal = Goal(**{FIELDS[n][0]: v for n, v in values.items()}, chosen=chosen, draft=draft, draft_path=draft_path)
+    goal = Goal(**{FIELDS[n][0]: v for n, v in values.items()}, chosen=chosen, draft=draft, draft_path=draft_path,
+                model_keys=model_keys, model_name=model_name, method=method)
     goal.gpus = _gpus(options.get("gpus") or _draft_gpus(draft))
     if options.get("max_gpus") is not None:
         if options["max_gpus"] < 1:
@@ -177,6 +192,70 @@ def from_inputs(options: dict[str, Any], draft: dict[str, Any] | None, draft_pat
     goal.fixed = _fixed(options, draft, draft_path)
     goal.policy = _policy(options.get("policy") or (), draft.get("policy") or {}, policy_defaults, draft_path)
     return goal
+
+
+def _model(options: dict[str, Any], draft: dict, draft_path: str | None, values: dict[str, Any], where: dict[str, str],
+           chosen: list[str]) -> tuple[dict[str, Any], str | None]:
+    """Fill the goal's shape from --model (a models/ name or a config.json), the draft's
+    plan.model.name or hf_config, or, from --params alone, the nearest published shape scaled;
+    then the sequence length and global batch a published run used. Returns the other plan.model
+    keys the shape gives and the model's name. What the flags or the draft give always wins."""
+    import os
+
+    from linter.sizing import shape as shapes
+
+    spec, base_dir = options.get("model"), None
+    draft_model = _at(draft, "plan.model") if draft else None
+    draft_model = draft_model if isinstance(draft_model, dict) else {}
+    if spec is None and (draft_model.get("name") or draft_model.get("hf_config")):
+        spec = str(draft_model.get("name") or draft_model["hf_config"])
+        base_dir = os.path.dirname(draft_path) if draft_path and not draft_model.get("name") else None
+    moe = _moe(options.get("moe"))
+    entry = None
+    keys: dict[str, Any] = {}
+    if spec is not None:
+        try:
+            found, entry, notes = shapes.named(str(spec), base_dir)
+        except shapes.ShapeError as exc:
+            raise GoalError(f"--model: {exc}") from None
+        context = found.pop("context_length", None)
+        chosen.extend(notes)
+        if "sequence_length" not in found and context and "seq" not in values:
+            found["sequence_length"] = context
+            chosen.append(f"sequence length {context:,}, the model's context length (no pretraining length is published "
+                          "for it; give --seq to change)")
+    elif "params" in values and not any(k in values for k in ("layers", "hidden", "heads")):
+        found, how = shapes.scaled(values["params"], moe)
+        chosen.append(f"model shape: {how} (give --layers --hidden --heads, or --model, to change)")
+    else:
+        found = {}
+    for flag, key in SHAPE.items():
+        if flag not in values and key in found:
+            values[flag] = found[key]
+            where[flag] = "--model" if spec else "--params"
+    keys = {k: v for k, v in found.items() if k not in SHAPE.values() and k not in draft_model}
+    if moe:
+        keys["moe"] = {"experts": moe[0], "active_experts": moe[1]}
+    missing = [_flag(n) for n in ("params", "layers", "hidden", "heads", "seq") if n not in values]
+    if missing:
+        raise GoalError(f"the goal needs {', '.join(missing)} (or --model NAME, or --params alone for a published shape "
+                        "scaled to it): the model's size and shape set its memory and time")
+    if "global_batch" not in values:
+        values["global_batch"], why = shapes.batch_rule(values["params"], values["seq"], entry)
+        where["global_batch"] = "--global-batch"
+        chosen.append(why)
+    name = entry["name"] if entry else (str(spec) if spec else None)
+    return keys, name
+
+
+def _moe(text: Any) -> tuple[int, int] | None:
+    """--moe EXPERTSxACTIVE (8x2: 8 experts per MoE layer, each token runs 2)."""
+    if text is None:
+        return None
+    parts = str(text).lower().split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) >= 1 for p in parts) or int(parts[1]) > int(parts[0]):
+        raise GoalError(f"--moe: give EXPERTSxACTIVE, such as 8x2 (8 experts, 2 active per token), got {text!r}")
+    return int(parts[0]), int(parts[1])
 
 
 LAYOUT = {"tensor": "plan.parallelism.tensor", "pipeline": "plan.parallelism.pipeline",
@@ -252,10 +331,23 @@ def _policy(pairs: Any, draft_policy: dict, defaults: dict[str, float], draft_pa
             number = float(value)
         except (TypeError, ValueError):
             raise GoalError(f"--policy {name}: expected NAME=NUMBER, got {value!r}") from None
-        if not number > 0:
-            raise GoalError(f"--policy {name}: must be more than 0, got {value}")
+        low, strict = _policy_floor(name)
+        if number < low or (strict and number == low):
+            raise GoalError(f"--policy {name}: must be {'more than' if strict else 'at least'} {low:g}, got {value}")
         out[name] = int(number) if number == int(number) and not isinstance(defaults[name], float) else number
     return out
+
+
+def _policy_floor(name: str) -> tuple[float, bool]:
+    """(lowest value, whether it is excluded) the manifest schema allows for a policy value: a
+    restart rate of 0 is a goal, a compute efficiency of 0 is not."""
+    from linter.paths import manifest_schema_json
+
+    spec = manifest_schema_json()["$defs"]["Policy"]["properties"].get(name, {})
+    spec = next((b for b in spec.get("anyOf", [spec]) if "minimum" in b or "exclusiveMinimum" in b), spec)
+    if "exclusiveMinimum" in spec:
+        return float(spec["exclusiveMinimum"]), True
+    return float(spec.get("minimum", 0)), "minimum" not in spec
 
 
 def read_prices(path: str) -> dict[str, Price]:

@@ -1,10 +1,12 @@
 """Layout search: for each candidate GPU, the parallel layouts (tensor within the NVLink
-domain, pipeline, data, ZeRO stage, recompute, micro-batch) that fit GPU memory and meet the
-deadline, each with the fewest whole nodes that do.
+domain, pipeline with its interleaved chunks, context, expert and data parallelism, ZeRO stage,
+recompute, micro-batch) that fit GPU memory and meet the deadline, each with the fewest whole
+nodes that launch.
 
 Memory per GPU and time to train come from `facts.layout_facts`, the same code the review's
 GPU001 and GPU006 read; the search only proposes layouts and inverts the facts by calling
-them (`formulas.smallest_meeting`), so a better time or memory model flows in here unchanged.
+them over the GPU counts each layout launches on (`launch_counts`: whole nodes and whole
+micro-batches per data-parallel rank), so a better time or memory model flows in here unchanged.
 Whether a layout can be launched at all (heads over tensor parallelism, layers over pipeline
 stages, the global batch over micro-batch x data) is asked of the rule pack's own plan rules
 (`review.plan_errors`, GPU009-GPU011 among them), so the sizer proposes nothing `check` refuses.
@@ -41,10 +43,34 @@ class Layout:
     zero: int
     recompute: str
     mb: int
+    v: int = 1  # interleaved pipeline chunks per GPU
+    c: int = 1  # context-parallel degree
+    e: int = 1  # expert-parallel degree (carved out of the data-parallel ranks)
 
     @property
     def text(self) -> str:
-        return f"t{self.t} p{self.p} d{self.d} z{self.zero} {self.recompute} mb{self.mb}"
+        extra = "".join(f" {k}{n}" for k, n in (("v", self.v), ("c", self.c), ("e", self.e)) if n > 1)
+        return f"t{self.t} p{self.p} d{self.d}{extra} z{self.zero} {self.recompute} mb{self.mb}"
+
+    @property
+    def summary(self) -> str:
+        extra = "".join(f" {k}{n}" for k, n in (("v", self.v), ("c", self.c), ("e", self.e)) if n > 1)
+        return f"t{self.t} p{self.p} d{self.d}{extra} ZeRO-{self.zero} recompute {self.recompute}"
+
+    @property
+    def degrees(self) -> str:
+        """t/p/d, with /vN, /cN, /eN where they are used."""
+        extra = "".join(f"/{k}{n}" for k, n in (("v", self.v), ("c", self.c), ("e", self.e)) if n > 1)
+        return f"{self.t}/{self.p}/{self.d}{extra}"
+
+    def parallelism(self) -> dict[str, Any]:
+        """plan.parallelism of this layout (the keys left at their defaults left out)."""
+        out: dict[str, Any] = {"tensor": self.t, "pipeline": self.p, "data": self.d, "zero_stage": self.zero,
+                               "sequence_parallel": self.t > 1, "activation_recompute": self.recompute}
+        for key, value in (("pipeline_chunks", self.v), ("context", self.c), ("expert", self.e)):
+            if value > 1:
+                out[key] = value
+        return out
 
 
 @dataclass
@@ -93,7 +119,7 @@ def plan_data(goal: Goal) -> dict[str, Any]:
     draft_plan = plain_copy(goal.draft.get("plan") or {})
     draft_plan.pop("parallelism", None)
     draft_plan.pop("micro_batch_size", None)
-    model = {**(draft_plan.get("model") or {}),
+    model = {**goal.model_keys, **(draft_plan.get("model") or {}),
              "parameters_billion": goal.params_b, "layers": goal.layers, "hidden_size": goal.hidden,
              "attention_heads": goal.heads, "sequence_length": goal.seq}
     plan: dict[str, Any] = {
@@ -105,6 +131,11 @@ def plan_data(goal: Goal) -> dict[str, Any]:
         "training_tokens_billion": goal.tokens_b,
         "target_duration_days": goal.days,
     }
+    model.pop("hf_config", None)  # read once by the goal; the written manifest carries its values
+    if goal.model_name and "name" not in model and goal.model_name in _model_names():
+        model["name"] = goal.model_name
+    if goal.method:
+        plan["finetune"] = {**(draft_plan.get("finetune") or {}), "method": goal.method}
     if goal.global_batch:
         plan["global_batch_size"] = goal.global_batch
     if goal.dataset_tb or goal.dataset_tokens_b:
@@ -112,6 +143,12 @@ def plan_data(goal: Goal) -> dict[str, Any]:
     if goal.start_date:
         plan["start_date"] = goal.start_date
     return plan
+
+
+def _model_names() -> set[str]:
+    from linter.manifest.models import names
+
+    return set(names())
 
 
 def chosen_nics(per_node: int, policy: dict[str, float]) -> list[dict[str, Any]]:
@@ -167,6 +204,29 @@ def pipeline_degrees(layers: int) -> list[int]:
     return list(range(1, min(layers, MAX_PIPELINE) + 1))
 
 
+CHUNKS = (1, 2, 3, 4, 6, 8)  # interleaved chunks tried per stage [narayanan-2021] §2.2.2; GPU010 wants L % (p*v) == 0
+CONTEXT = (1, 2, 4, 8, 16)  # context-parallel degrees; the sequence splits into 2c chunks [megatron-context-parallel]
+
+
+def chunk_degrees(layers: int, p: int) -> list[int]:
+    """Interleaved chunks per stage for a pipeline of p stages (one without a pipeline has none)."""
+    return [v for v in CHUNKS if v == 1 or (p > 1 and layers % (p * v) == 0)]
+
+
+def context_degrees(seq: int) -> list[int]:
+    """Context-parallel degrees whose 2c chunks split the sequence evenly."""
+    return [c for c in CONTEXT if seq % (2 * c) == 0 or c == 1]
+
+
+def expert_degrees(goal: Goal) -> list[int]:
+    """Expert-parallel degrees that split the experts of each MoE layer evenly (1 for a dense model)."""
+    moe = goal.model_keys.get("moe") or ((goal.draft.get("plan") or {}).get("model") or {}).get("moe")
+    experts = moe.get("experts") if isinstance(moe, dict) else None
+    if not experts:
+        return [1]
+    return [e for e in (1, 2, 4, 8, 16, 32, 64) if e <= experts and experts % e == 0]
+
+
 class Plan:
     """The plan rules of the pack (review.plan_rules), asked once per layout: may a plan with
     this tensor, pipeline, micro-batch and data degree be launched? A value the rules need
@@ -178,15 +238,16 @@ class Plan:
                                        "parallelism": {"tensor": 2, "pipeline": 2, "data": 1}})
         self.cache: dict[tuple, list] = {}
 
-    def errors(self, t: int, p: int, mb: int, d: int | None = None) -> list:
-        key = (t, p, mb, d)
+    def errors(self, t: int, p: int, mb: int, d: int | None = None, v: int = 1, c: int = 1) -> list:
+        key = (t, p, mb, d, v, c)
         if key not in self.cache:
-            par = {"tensor": t, "pipeline": p, **({"data": d} if d else {})}
+            par = {"tensor": t, "pipeline": p, **({"data": d} if d else {}), **({"pipeline_chunks": v} if v > 1 else {}),
+                   **({"context": c} if c > 1 else {})}
             self.cache[key] = plan_errors(self.rules, {**self.plan, "micro_batch_size": mb, "parallelism": par})
         return self.cache[key]
 
-    def allows(self, t: int, p: int, mb: int, d: int | None = None) -> bool:
-        return not self.errors(t, p, mb, d)
+    def allows(self, t: int, p: int, mb: int, d: int | None = None, v: int = 1, c: int = 1) -> bool:
+        return not self.errors(t, p, mb, d, v, c)
 
 
 def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pack: RulePack, top: int = 5) -> Candidate:
@@ -207,10 +268,9 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
         pool["nics"] = chosen_nics(per_node, policy)
     data = {"plan": plan, "node_pools": [pool], "storage": {"checkpoint": {"interval_minutes": goal.checkpoint_minutes}}}
 
-    def at(layout: tuple, n: int) -> dict[str, Any]:
-        t, p, zero, recompute, mb = layout
-        plan["parallelism"] = {"tensor": t, "pipeline": p, "data": n // (t * p), "zero_stage": zero,
-                               "sequence_parallel": t > 1, "activation_recompute": recompute}
+    def at(shape: tuple, n: int) -> dict[str, Any]:
+        t, p, v, c, e, zero, recompute, mb = shape
+        plan["parallelism"] = Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()
         plan["micro_batch_size"] = mb
         pool["count"] = n // per_node
         return layout_facts(data, policy)
@@ -219,46 +279,63 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
         m = f["memory"]
         return not isinstance(m["total_gb"], Unknown) and m["total_gb"] <= m["usable_gb"]
 
+    deadline = goal.days * (1 - policy["schedule_margin_pct"] / 100)  # the margin the policy keeps free
+
     def meets(f: dict) -> bool:  # GPU006's comparison; the target stays out of the search data (no GPU008 inside)
         days = f["training"]["days"]
-        return not isinstance(days, Unknown) and days <= goal.days
+        return not isinstance(days, Unknown) and days <= deadline
 
-    def launchable_at(layout: tuple, n: int) -> bool:
-        t, p, _, _, mb = layout
-        return launchable.allows(t, p, mb, n // (t * p))
+    def launchable_at(shape: tuple, n: int) -> bool:
+        t, p, v, c, e, _, _, mb = shape
+        d = n // (t * p * c)
+        return d % e == 0 and launchable.allows(t, p, mb, d, v, c)
 
-    # Ordered so that, for each (t, p, mb), less ZeRO and less recompute come first: neither ever
-    # makes a step faster, so once a (zero, rc) meets the deadline with memory to spare (time-bound),
-    # every layout with at least that ZeRO stage and that much recompute is dominated and skipped.
+    # Ordered so that, for each (t, p, v, e, mb), less ZeRO, less recompute and less context
+    # parallelism come first: none of them ever makes a step faster, so once a (zero, rc, c) meets
+    # the deadline with memory to spare (time-bound), every layout with at least that ZeRO stage,
+    # that much recompute and that context degree is dominated and skipped.
     fixed = goal.fixed
     shape_mbs = (fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES
-    shapes = [(t, p, zero, rc, mb)
+    experts = expert_degrees(goal)
+    shapes = [(t, p, v, c, e, zero, rc, mb)
               for t in tensor_degrees(spec, per_node, goal) if fixed.get("tensor", t) == t
               for p in pipeline_degrees(goal.layers) if t * p <= cap and fixed.get("pipeline", p) == p
               and launchable.allows(t, p, shape_mbs[0])
+              for v in chunk_degrees(goal.layers, p)  # the plan rules judge v with the data degree (launchable_at)
+              for e in experts if t * p * e <= cap
               for mb in shape_mbs
               for zero in ((0, 1, 2, 3) if p == 1 else (0, 1))  # DeepSpeed's pipeline engine takes ZeRO 0-1 only
               if fixed.get("zero_stage", zero) == zero
-              for rc in RECOMPUTE if fixed.get("activation_recompute", rc) == rc]
+              for rc in RECOMPUTE if fixed.get("activation_recompute", rc) == rc
+              for c in context_degrees(goal.seq) if t * p * c * e <= cap]
     if not shapes:
         refused = launchable.errors(fixed.get("tensor", 1), fixed.get("pipeline", 1), shape_mbs[0])
         cand.dropped = ("no layout has " + ", ".join(f"{k} {v}" for k, v in fixed.items())
                         + (": " + "; ".join(f"{e.rule_id} {e.message}" for e in refused) if refused else
                            f" (tensor parallelism up to {max(tensor_degrees(spec, per_node, goal))} here)"))
         return cand
-    guess = per_node
-    too_big: set[tuple] = set()  # (t, p, zero, rc) whose smaller micro-batch already missed memory
-    bound: dict[tuple, list[tuple[int, int]]] = {}  # (t, p, mb) -> time-bound (zero, rc index) points
-    best: dict[tuple, int] = {}  # (t, p, zero, rc) -> fewest GPUs found
-    first_mb: dict[tuple, int] = {}  # (t, p, zero, rc) -> GPUs the smallest micro-batch needs
+    too_big: set[tuple] = set()  # (t, p, v, c, e, zero, rc) whose smaller micro-batch already missed memory
+    bound: dict[tuple, list[tuple[int, int, int]]] = {}  # (t, p, v, e, mb) -> time-bound (zero, rc index, c) points
+    slow: dict[tuple, list[tuple[int, int, int]]] = {}  # (t, p, v, e, mb) -> (zero, rc index, c) that miss the deadline within the cap
+    best: dict[tuple, int] = {}  # (t, p, v, c, e, zero, rc) -> fewest GPUs found
+    first_mb: dict[tuple, int] = {}  # (t, p, v, c, e, zero, rc) -> GPUs the smallest micro-batch needs
     rows: list[Row] = []
+    guess = per_node
     for shape in shapes:
-        t, p, zero, rc, mb = shape
-        key, rc_i = (t, p, zero, rc), RECOMPUTE.index(rc)
-        if key in too_big or any(zero >= z and rc_i >= r for z, r in bound.get((t, p, mb), ())):
+        t, p, v, c, e, zero, rc, mb = shape
+        key, rc_i = (t, p, v, c, e, zero, rc), RECOMPUTE.index(rc)
+        family = (t, p, v, e, mb)
+        if key in too_big or any(zero >= z and rc_i >= r and c >= k for z, r, k in bound.get(family, ())) \
+                or any(zero >= z and rc_i >= r and c >= k for z, r, k in slow.get(family, ())):
             continue
-        step = math.lcm(t * p, per_node)
-        if step > cap:
+        if c > 1 and (t, p, v, 1, e, zero, rc) not in too_big and (t, p, v, 1, e, zero, rc) in best:
+            continue  # context parallelism is for what does not fit without it: without it this one fits
+        # Only the `top` best layouts are shown: one that needs more GPUs than the top-th best
+        # so far cannot enter, so its search stops there.
+        ranked = sorted(best.values())
+        limit = ranked[top - 1] if len(ranked) >= top else cap
+        sizes = [n for n in launch_counts(goal, shape, per_node, cap) if n <= limit]
+        if not sizes:
             continue
         cache: dict[int, dict] = {}
 
@@ -267,92 +344,116 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
                 cache[n] = at(shape, n)
             return cache[n]
 
-        # Only the `top` best layouts are shown: one that needs more GPUs than the top-th best
-        # so far cannot enter, so its search stops there.
-        kept = sorted(best.values())
-        limit = kept[top - 1] if len(kept) >= top else cap
         if mb != shape_mbs[0]:
             # A larger micro-batch only needs more memory; it is searched only where it could
-            # need fewer GPUs than the smallest one did (one step below its count).
+            # need fewer GPUs than the smallest one did.
             n1 = first_mb.get(key)
-            if n1 is None or n1 - step < step or not (fits(facts_at(n1 - step)) and meets(facts_at(n1 - step))):
+            below = [n for n in sizes if n < n1] if n1 else []
+            if not below or not (fits(facts_at(below[-1])) and meets(facts_at(below[-1]))):
                 continue
-        if limit < step:
-            continue
-        top_n = limit // step * step
-        if not fits(facts_at(top_n)):  # more GPUs than the limit would be needed to hold it
+        if not fits(facts_at(sizes[-1])):  # more GPUs than the limit would be needed to hold it
             too_big.add(key)  # and a larger micro-batch needs more still
             continue
-        if isinstance(facts_at(top_n)["training"]["days"], Unknown) and isinstance(facts_at(step)["training"]["days"], Unknown):
+        if isinstance(facts_at(sizes[-1])["training"]["days"], Unknown) and isinstance(facts_at(sizes[0])["training"]["days"], Unknown):
             continue  # no time estimate for this layout at any size (a catalog value is missing): said when dropped
-        first = facts_at(max(step, -(-guess // step) * step))
-        first_days = first["training"]["days"]
-        if not isinstance(first_days, Unknown) and 0 < first_days < 1e8 and math.isfinite(first_days):
-            n0 = max(step, -(-guess // step) * step)  # time ~ 1/n is the guess only; the facts decide
-            guess = min(math.ceil(n0 * first_days / goal.days), limit)
-        n_time = physics.smallest_meeting(lambda n: meets(facts_at(n)), guess, step, limit)
-        if n_time is None and guess > step:  # time is not monotone (restarts grow with the GPUs): from the bottom
-            n_time = physics.smallest_meeting(lambda n: meets(facts_at(n)), step, step, limit)
-        if n_time is None:
+        i_time = first_index(lambda n: meets(facts_at(n)), sizes, guess)
+        if i_time is None:
+            if limit == cap:  # no count up to the cap meets it: more ZeRO, recompute or context parallelism is slower still
+                slow.setdefault(family, []).append((zero, rc_i, c))
             continue
-        n = n_time
-        if fits(facts_at(n)):
-            bound.setdefault((t, p, mb), []).append((zero, rc_i))
-        else:
-            if zero == 0:  # without ZeRO, more ranks do not shrink the per-GPU state
-                too_big.add(key)
+        if fits(facts_at(sizes[i_time])):
+            bound.setdefault(family, []).append((zero, rc_i, c))
+            i = i_time
+        elif zero == 0 and c == 1 and e == 1:  # without ZeRO, more ranks do not shrink the per-GPU state
+            too_big.add(key)
+            continue
+        else:  # memory falls with more ranks (ZeRO, context and expert sharding): the first that fits
+            rest = sizes[i_time:]
+            j = first_index(lambda n: fits(facts_at(n)), rest, rest[0])
+            if j is None:
                 continue
-            n = physics.smallest_meeting(lambda n: fits(facts_at(n)), memory_guess(facts_at, n, step), step, limit)
-            if n is None:
-                continue
-        if not launchable_at(shape, n):
-            # The fewest GPUs give a data degree the batch does not divide by (GPU011): the
-            # next sizes up that the plan rules accept, while time and memory still hold.
-            reach = min(limit, physics.DATA_REACH * n)
-            n = next((k for k in range(n + step, reach + 1, step)
-                      if launchable_at(shape, k) and fits(facts_at(k)) and meets(facts_at(k))), None)
-            if n is None:
-                continue
+            i = i_time + j
+        # what the search proposes, the plan rules accept (GPU009-GPU011 and the rest), and its time is known
+        n = next((n for n in sizes[i:i + DATA_TRIES]
+                  if launchable_at(shape, n) and fits(facts_at(n)) and meets(facts_at(n))), None)
+        if n is None:
+            continue
         guess = n
         best[key] = min(best.get(key, n), n)
         if mb == shape_mbs[0]:
             first_mb[key] = n
         f = facts_at(n)
         rows.append(Row(gpu=gpu_name, system=system, per_node=per_node, nodes=n // per_node,
-                        layout=Layout(t, p, n // (t * p), zero, rc, mb), days=f["training"]["days"],
+                        layout=Layout(t, p, n // (t * p * c), zero, rc, mb, v, c, e), days=f["training"]["days"],
                         seconds=f["training"]["seconds"],
                         breakdown=breakdown(f["training"]), memory_gb=f["memory"]["total_gb"],
                         usable_gb=f["memory"]["usable_gb"]))
     rows.sort(key=rank_key)
     seen, kept = set(), []
     for row in rows:
-        key = (row.layout.t, row.layout.p, row.layout.zero, row.layout.recompute)
+        lay = row.layout
+        key = (lay.t, lay.p, lay.v, lay.c, lay.e, lay.zero, lay.recompute)
         if key not in seen:
             seen.add(key)
             kept.append(row)
     cand.rows = kept
     if not kept:
-        cand.dropped, cand.closest = closest(goal, shapes, at, fits, per_node, cap, policy)
+        cand.dropped, cand.closest = closest(goal, shapes, at, fits, launchable_at, per_node, cap, deadline)
     return cand
 
 
-def memory_guess(facts_at: Any, n: int, step: int) -> int:
-    """Where the per-GPU memory meets the usable memory if it falls like a + b/n (ZeRO shards
-    over the data-parallel ranks): a starting point only; the facts decide."""
-    m1, m2 = facts_at(n)["memory"], facts_at(2 * n)["memory"]
-    a_plus = 2 * m2["total_gb"] - m1["total_gb"]  # a, from m(n) = a + b/n at n and 2n
-    b = (m1["total_gb"] - m2["total_gb"]) * 2 * n
-    room = m1["usable_gb"] - a_plus
-    if b <= 0 or room <= 0:
-        return 4 * n
-    return max(step, math.ceil(b / room))
+DATA_TRIES = 4  # launchable counts tried above the fewest that meet time and memory, should a plan rule refuse one
+
+
+def launch_counts(goal: Goal, shape: tuple, per_node: int, cap: int) -> list[int]:
+    """The GPU counts, up to `cap`, a layout launches on: whole nodes, a data-parallel degree the
+    expert degree divides, and whole micro-batches of the global batch on every data-parallel rank
+    (B = b x d x m with a whole m, [narayanan-2021] §2.2; GPU011 holds the plan to it)."""
+    t, p, v, c, e, _, _, mb = shape
+    group = t * p * c
+    if goal.global_batch is None:
+        step = math.lcm(group * e, per_node)
+        return list(range(step, cap + 1, step))
+    if goal.global_batch % mb:
+        return []
+    sequences = goal.global_batch // mb  # d must divide it: m = B / (b x d) whole
+    ranks = {k for i in range(1, math.isqrt(sequences) + 1) if sequences % i == 0 for k in (i, sequences // i)}
+    return sorted(group * d for d in ranks if d % e == 0 and group * d % per_node == 0 and group * d <= cap)
+
+
+def first_index(holds: Any, sizes: list[int], guess: int) -> int | None:
+    """The index of the smallest size for which `holds` is true, assuming it keeps holding above
+    it (more GPUs are faster and hold less each), bisected from the size nearest `guess`. Time is
+    not quite monotone (restarts grow with the GPUs): when the largest size fails, a ladder of
+    sizes below it is tried before giving up."""
+    hi = len(sizes) - 1
+    if not holds(sizes[hi]):
+        rungs = [i for i in range(hi - 1, -1, -max(1, len(sizes) // 8))]
+        hit = next((i for i in rungs if holds(sizes[i])), None)
+        if hit is None:
+            return None
+        hi = hit
+    start = min(range(hi + 1), key=lambda i: abs(sizes[i] - guess))
+    lo = -1
+    if holds(sizes[start]):
+        hi = start
+    else:
+        lo = start
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if holds(sizes[mid]):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def rank_key(row: Row) -> tuple:
     """Fewest GPUs, then soonest done, then the simplest layout (no ZeRO, no recompute, least
-    model parallelism), then the smallest micro-batch."""
+    model parallelism, fewest interleaved chunks), then the smallest micro-batch."""
     lay = row.layout
-    return (row.gpus, row.days, lay.zero, RECOMPUTE.index(lay.recompute), lay.t * lay.p, lay.p, lay.mb)
+    return (row.gpus, row.days, lay.zero, RECOMPUTE.index(lay.recompute), lay.t * lay.p * lay.c * lay.e, lay.p, lay.v,
+            lay.c, lay.e, lay.mb)
 
 
 def breakdown(training: dict[str, Any]) -> dict[str, Any]:
@@ -365,36 +466,36 @@ def breakdown(training: dict[str, Any]) -> dict[str, Any]:
     return parts or {"compute at MFU": training["days"]}
 
 
-def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, per_node: int, cap: int,
-            policy: dict[str, float]) -> tuple[str, str]:
-    """Why no layout of this GPU meets the goal, and the nearest miss."""
+def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, launchable_at: Any, per_node: int, cap: int,
+            deadline: float) -> tuple[str, str]:
+    """Why no layout of this GPU meets the goal, and the nearest miss: among the GPU counts each
+    layout launches on (launch_counts), the fastest one found."""
     best_days: tuple[float, int, tuple] | None = None
     needs: set[str] = set()
     least_memory: tuple[float, float, int] | None = None
+    launchable_sizes = 0
     for shape in shapes:
-        if shape[4] != MICRO_BATCHES[0]:
+        if shape[7] != shapes[0][7] or shape[3] != 1:  # the smallest micro-batch, no context parallelism
             continue
-        step = math.lcm(shape[0] * shape[1], per_node)
-        if step > cap:
+        sizes = launch_counts(goal, shape, per_node, cap)
+        launchable_sizes += len(sizes)
+        if not sizes:
             continue
-        n = cap // step * step
-        f = at(shape, n)
+        f = at(shape, sizes[-1])
         mem = f["memory"]
         if not fits(f):
             if not isinstance(mem["total_gb"], Unknown) and (least_memory is None or mem["total_gb"] < least_memory[0]):
-                least_memory = (mem["total_gb"], mem["usable_gb"], n)
+                least_memory = (mem["total_gb"], mem["usable_gb"], sizes[-1])
             continue
-        # Time is not monotone in the GPU count (restarts grow with it): try a ladder of sizes (x4).
-        k = n
-        while k >= step:
-            f = at(shape, k)
+        # Time is not monotone in the GPU count (restarts grow with it): a ladder of sizes.
+        for n in sizes[::-max(1, len(sizes) // 6)]:
+            f = at(shape, n)
             days = f["training"]["days"]
             if isinstance(days, Unknown):
                 needs.update(days.needs)
                 break
-            if fits(f) and not isinstance(days, Unknown) and (best_days is None or days < best_days[0]):
-                best_days = (days, k, shape)
-            k = (k // 4) // step * step
+            if fits(f) and launchable_at(shape, n) and (best_days is None or days < best_days[0]):
+                best_days = (days, n, shape)
     limit = f"--max-gpus {goal.max_gpus}" if goal.max_gpus == cap else f"{cap:,} GPUs"
     unknown = ""
     if needs:
@@ -403,15 +504,24 @@ def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, per_node: int, 
     if best_days is None and needs:
         return "time unknown" + unknown, ""
     if best_days is None:
-        if least_memory is None:
-            return "no layout could be assessed", ""
-        need, usable, n = least_memory
-        return (f"memory: even on {n:,} GPUs ({limit}) the leanest layout needs {need:,.1f} GB per GPU, "
-                f"{usable:,.1f} GB usable", "")
+        if least_memory is not None:
+            need, usable, n = least_memory
+            return (f"memory: even on {n:,} GPUs ({limit}) the leanest layout needs {need:,.1f} GB per GPU, "
+                    f"{usable:,.1f} GB usable", "")
+        if not launchable_sizes:
+            return (f"launch: no GPU count within {limit} gives every data-parallel rank whole micro-batches of the "
+                    f"global batch ({goal.global_batch:,} sequences) on whole nodes; give another --global-batch", "")
+        return "no layout could be assessed", ""
     days, n, shape = best_days
-    t, p, zero, rc, mb = shape
-    return (f"time: the fastest layout found ({n:,} GPUs t{t} p{p} d{n // (t * p)} ZeRO-{zero} {rc}, "
-            f"within {limit}) still takes {days:,.1f} days, over the {goal.days:g}-day deadline" + unknown, "")
+    lay = Layout(shape[0], shape[1], n // (shape[0] * shape[1] * shape[3]), shape[5], shape[6], shape[7],
+                 shape[2], shape[3], shape[4])
+    margin = f" ({deadline:,.1f} with the policy's {100 - 100 * deadline / goal.days:g}% schedule margin)" \
+        if deadline < goal.days else ""
+    if days <= deadline:
+        return (f"design: {lay.summary} on {n:,} GPUs meets the deadline in {days:,.1f} days, but none of the "
+                f"layouts the search kept could be built or reviewed" + unknown, "")
+    return (f"time: the fastest launchable layout found ({n:,} GPUs {lay.summary}, within {limit}) still takes "
+            f"{days:,.1f} days, over the {goal.days:g}-day deadline{margin}" + unknown, "")
 
 
 def candidates(goal: Goal) -> tuple[list[str], list[tuple[str, str]]]:

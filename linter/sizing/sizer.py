@@ -25,6 +25,7 @@ class Sizing:
     results: list[Candidate] = field(default_factory=list)
     not_candidates: list[tuple[str, str]] = field(default_factory=list)
     best: Row | None = None
+    ranked: list[Row] = field(default_factory=list)  # every row, best first (overall_key)
 
     @property
     def rows(self) -> list[Row]:
@@ -73,8 +74,8 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
         for i, row in enumerate(cand.rows, 1):
             row.rank = i
         out.results.append(cand)
-    ranked = sorted(out.rows, key=lambda r: overall_key(r, goal))
-    out.best = ranked[0] if ranked else None
+    out.ranked = sorted(out.rows, key=lambda r: (overall_key(r, goal), r.rank))  # within a GPU model, its own order
+    out.best = out.ranked[0] if out.ranked else None
     return out
 
 
@@ -100,12 +101,18 @@ def _confirm(cand: Candidate, pack: RulePack) -> None:
         cand.rows = []
 
 
+RANKING = ("reviewed by the rule pack without an error first; then the lowest price (purchase, or a month's rent with "
+           "--mode rent) where a price is known; then the least IT power at full load; then the fewest GPUs; then the "
+           "soonest done; then the most GPU memory to spare. Rows equal on all of these share a rank (=); a name never "
+           "decides")
+
+
 def overall_key(row: Row, goal: Goal) -> tuple:
-    """Across GPU models: the cheapest when prices are known (buy: purchase; rent: rent a
-    month), else the least power, else the fewest GPUs; ties by days."""
+    """Across GPU models, as RANKING says: no name and no catalog order in the key."""
     money = row.design.get("facts", {}).get("sizing_money", {})
     price = money.get("rent") if goal.mode == "rent" else money.get("capex")
     if price is None:
         price = money.get("capex") if money.get("capex") is not None else money.get("rent")
     it_kw = row.design.get("it_kw")
-    return (not row.confirmed, price is None, price or 0, it_kw is None, it_kw or 0, row.gpus, row.days, row.gpu, row.rank)
+    spare = row.usable_gb - row.memory_gb if isinstance(row.usable_gb, (int, float)) else 0.0
+    return (not row.confirmed, price is None, price or 0, it_kw is None, it_kw or 0, row.gpus, row.days, -round(spare, 1))
