@@ -517,9 +517,8 @@ def check_targets(paths: list[str | None], inputs: list[str], rule_dirs: Sequenc
     manifest holding sign-offs never. Each is a usage error before anything is written."""
     import os
 
-    from linter.report.escape import path as shown
-
     from linter.paths import data_dir
+    from linter.report.escape import path as shown
 
     named = [p for p in paths if p]
     kind = "the file" if manifest else "the report file"

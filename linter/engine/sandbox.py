@@ -319,6 +319,9 @@ def _expire(signum: int, frame: Any) -> None:
         _set_timer(left)
         return
     _budget.armed = False
+    if _budget.limit < TIME_BUDGET:  # its budget was what was left of the pack's
+        raise RuleTimeout(f"the rule pack used more than {PACK_BUDGET:g} s of CPU time on this manifest; "
+                          "this rule was stopped")
     raise RuleTimeout(f"the rule used more than {TIME_BUDGET:g} s of CPU time and was stopped")
 
 
