@@ -66,14 +66,20 @@ FRESH = "fresh"  # env value: a new, empty HWLINT_CACHE_DIR for every run
 PRIVATE_CACHE = tempfile.mkdtemp(prefix="hwlint-bench-cache-")
 
 
-def run_measured(command: list[str], env: dict | None = None, stdout: Any = subprocess.DEVNULL) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system, the process and the children it waited
-    for) and peak resident memory in KB of one run of `command`."""
+def environment(env: dict | None) -> tuple[dict, str | None]:
+    """The environment of a measured run (the benchmark's cache, a pinned date, then `env`),
+    and the new cache dir made for it when `env` asks for a FRESH one (to be removed after)."""
     full_env = {**os.environ, "HWLINT_TODAY": "2026-11-30", "HWLINT_CACHE_DIR": PRIVATE_CACHE, **(env or {})}
     fresh = None
     if full_env.get("HWLINT_CACHE_DIR") == FRESH:
-        fresh = tempfile.mkdtemp(prefix="hwlint-cache-")
-        full_env["HWLINT_CACHE_DIR"] = fresh
+        fresh = full_env["HWLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="hwlint-cache-")
+    return full_env, fresh
+
+
+def run_measured(command: list[str], env: dict | None = None, stdout: Any = subprocess.DEVNULL) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system, the process and the children it waited
+    for) and peak resident memory in KB of one run of `command`."""
+    full_env, fresh = environment(env)
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL, env=full_env, cwd=ROOT)
     _, _, usage = os.wait4(proc.pid, 0)
@@ -93,11 +99,7 @@ def once(command: list[str], env: dict | None = None, label: str = "") -> float:
 def instructions(command: list[str], env: dict | None = None) -> int:
     """Instructions one run of `command` executes (valgrind's callgrind, the whole process):
     a count the machine's load does not change."""
-    full_env = {**os.environ, "HWLINT_TODAY": "2026-11-30", "HWLINT_CACHE_DIR": PRIVATE_CACHE, "PYTHONHASHSEED": "0",
-                **(env or {})}
-    fresh = None
-    if full_env.get("HWLINT_CACHE_DIR") == FRESH:
-        fresh = full_env["HWLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="hwlint-cache-")
+    full_env, fresh = environment({"PYTHONHASHSEED": "0", **(env or {})})
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
                           capture_output=True, text=True, env=full_env, cwd=ROOT)
     if fresh:

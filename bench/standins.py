@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import CPU, ROOT, TYPICAL, compile_package, instructions, interleaved, machine, ms, tool  # noqa: E402
+from run import CPU, PRIVATE_CACHE, ROOT, TYPICAL, compile_package, environment, instructions, interleaved, machine, ms, tool  # noqa: E402,E501
 
 FOLDERS = ("linter", "rules", "schemas", "templates", "catalog")
 # name -> (file, text, replacement): one stand-in swapped for its library
@@ -73,12 +73,9 @@ def copy_package(where: Path, swap: tuple[str, str | None, str] | None) -> Path:
 def same(rows: dict[str, tuple[list[str], dict | None]]) -> None:
     """Every copy checks FILE as the unchanged one does (a swap that broke the check would
     time nothing); the two loader processes load it."""
-    import os
-
     outputs = {}
     for label, (command, env) in rows.items():
-        run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120,
-                             env={**os.environ, "HWLINT_TODAY": "2026-11-30", **(env or {})})
+        run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120, env=environment(env)[0])
         outputs[label] = (run.returncode, run.stdout, run.stderr)
         if label not in SWAPS and label != UNCHANGED and run.returncode != 0:
             sys.exit(f"{label} failed: {run.stderr[-800:]}")
@@ -145,6 +142,7 @@ def main() -> None:
         stays = "yes" if min(shares) >= 0.10 else "no" if max(shares) < 0.10 else "unclear: the measures disagree"
         print(f"{row} {stays} |")
     print()
+    shutil.rmtree(PRIVATE_CACHE, ignore_errors=True)
 
 
 if __name__ == "__main__":

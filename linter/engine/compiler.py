@@ -3,10 +3,11 @@
 
 Rules are written in Jinja2's language and parsed by Jinja2's own parser, only here and only
 when a pack is built from sources the built-in table (rules/compiled.json) does not hold.
-The tree is checked (`check_template`, `references`, `MAX_DEPTH`) and translated into Python
-source in which every attribute and item read, call, filter, test, comparison and
-`* ** + %` is a call into the sandbox, names are numbered locals (never the rule's own
-spelling), constants are Python literals, and no builtin is reachable. The code is compiled
+The tree is checked (`check_template`: refused constructs and names, nesting within
+`MAX_DEPTH` and `MAX_LOOPS`; `references`) and translated into Python source in which every
+attribute and item read, call, filter, test, comparison and `* ** + %` is a call into the
+sandbox, names are numbered locals (never the rule's own spelling), constants are Python
+literals, and no builtin is reachable. The code is compiled
 once and cached with the pack (linter.engine.packcache), so a check runs rules without
 importing Jinja2 and without a template context per call.
 
