@@ -28,14 +28,15 @@ def test_sample_text_output_is_what_hwlint_prints(hwlint, monkeypatch):
 
 
 def test_the_limits_table_gives_the_code_s_numbers():
-    """Each limit the README states is the number the code enforces."""
+    """Each limit docs/limits.md states is the number the code enforces."""
     import json
 
     from linter.engine import packcache, rules, sandbox
     from linter.manifest import loader, validate
     from linter.signoff import records
 
-    section = README.split("### Limits\n", 1)[1].split("\n### ", 1)[0]
+    limits = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
+    section = limits.split("## Limits\n", 1)[1].split("\n## ", 1)[0]
     rows = {row.split(" | ")[0].strip("| "): row for row in section.splitlines() if row.startswith("| ")}
     schema = json.loads((ROOT / "schemas" / "manifest.schema.json").read_text())
 
@@ -63,3 +64,21 @@ def test_the_limits_table_gives_the_code_s_numbers():
     says("whole numbers", sandbox.MAX_INT_BITS)
     says("one operation", sandbox.MAX_WEIGHT)
     says("waiting for another sign-off", records.LOCK_WAIT_SECONDS, unit=" seconds")
+
+
+def test_every_tour_command_runs_in_order_in_an_empty_folder(tmp_path):
+    """The README's commands after the two set-up lines, run one after another as a newcomer
+    types them, in an empty folder: each ends with a verdict (exit 0 or 1), never a usage error
+    or a traceback, and the files the tour reads are the ones the earlier steps wrote."""
+    import shlex
+
+    from conftest import hwlint_process
+
+    blocks = re.findall(r"```sh\n(.+?)\n```", README, re.S)[2:]
+    commands = [shlex.split(line) for block in blocks for line in block.splitlines() if line.startswith("hwlint ")]
+    assert [c[1] for c in commands] == ["size", "check", "check", "checklist", "signoff", "verify"]
+    for command in commands:
+        run = hwlint_process(*command[1:], cwd=tmp_path)
+        assert run.code in (0, 1), (command, run.out[-1000:], run.err[-1000:])
+        assert "Traceback" not in run.err and "internal error" not in run.err, command
+    assert (tmp_path / "cluster.hw.yaml").exists() and (tmp_path / "review.md").stat().st_size > 1000
