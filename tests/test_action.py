@@ -26,6 +26,8 @@ from ruamel.yaml import YAML
 from conftest import EXAMPLES, ROOT, TODAY
 from tools import npm_library
 
+pytestmark = pytest.mark.slow  # installs packages or starts outside tools: left out by -m "not slow"
+
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "docs" / "workflows" / "hwlint-review.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")

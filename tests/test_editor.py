@@ -17,6 +17,8 @@ from conftest import EXAMPLES, ROOT
 from linter.schema import SCHEMA_ID, manifest_schema
 from tools import npm_tool
 
+pytestmark = pytest.mark.slow  # installs packages or starts outside tools: left out by -m "not slow"
+
 KEY = re.compile(r"^(?P<indent>\s*(?:- )?)(?P<key>[a-z_][a-z0-9_]*):(?:\s|$)")
 
 

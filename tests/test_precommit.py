@@ -21,6 +21,8 @@ from ruamel.yaml import YAML
 
 from conftest import EXAMPLES, ROOT, TODAY
 
+pytestmark = pytest.mark.slow  # installs packages or starts outside tools: left out by -m "not slow"
+
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 PACKAGE = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "linter", "rules", "schemas", "templates", "catalog", "models", "examples"]
 NOT_MANIFESTS = {

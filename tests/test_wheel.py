@@ -13,6 +13,8 @@ import pytest
 
 from conftest import EXAMPLES, ROOT, TODAY
 
+pytestmark = pytest.mark.slow  # installs packages or starts outside tools: left out by -m "not slow"
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
