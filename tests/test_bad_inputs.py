@@ -120,13 +120,14 @@ def measured(*args: str, cwd: Path = ROOT) -> tuple[int, str, str, float, float]
     import os
     import tempfile
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_CPU, (30, 30))
-
+    # The limit is set by a small Python that then becomes hwlint (exec), not by a preexec_fn:
+    # that would fork the test process, and the child's peak memory would count the test
+    # process's own pages (hundreds of MB late in a run) until its exec.
+    limited = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_CPU, (30, 30)); "
+               "os.execv(sys.executable, [sys.executable, '-m', 'linter.cli', *sys.argv[1:]])")
     env = {"HWLINT_TODAY": TODAY, "PATH": "/usr/bin:/bin", "HWLINT_CACHE": "off"}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "linter.cli", *args], stdout=out, stderr=err, cwd=cwd, env=env,
-                                preexec_fn=limit)
+        proc = subprocess.Popen([sys.executable, "-c", limited, *args], stdout=out, stderr=err, cwd=cwd, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
