@@ -122,5 +122,14 @@ if __name__ == "__main__":
                        (data_dir("schemas") / SHAPE_FILE, render_shape()),
                        *((data_dir(name) / prebuilt.LOADED, prebuilt.render(data_dir(name))) for name in ("rules", "catalog")),
                        (data_dir("rules") / TABLE, compiled_table())):
+        if path.parent.name == "rules" and path.name == TABLE:
+            from pathlib import Path
+
+            from linter.report import manifest_docs
+
+            root = Path(__file__).resolve().parents[1]
+            if (root / "docs").is_dir():  # a checkout, not an installed wheel
+                (root / "docs" / "manifest.md").write_text(
+                    manifest_docs.render(manifest_schema(), manifest_docs.bundled_examples(root)), encoding="utf-8")
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")

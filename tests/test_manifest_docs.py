@@ -10,7 +10,7 @@ from linter.schema import manifest_schema
 def test_the_committed_manifest_page_is_current():
     expected = manifest_docs.render(manifest_schema(), manifest_docs.bundled_examples(ROOT))
     assert (ROOT / "docs" / "manifest.md").read_text(encoding="utf-8") == expected, \
-        "run: python -m linter.report.manifest_docs"
+        "run: python -m linter.schema"
 
 
 def test_every_key_of_the_models_has_a_row():

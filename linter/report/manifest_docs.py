@@ -1,6 +1,6 @@
 """docs/manifest.md: every manifest key, what it means, its type and bounds, and an example,
 generated from the models' JSON Schema and the bundled examples so it cannot drift (a test
-compares the committed page with this output; `python -m linter.report.manifest_docs` rewrites it)."""
+compares the committed page with this output; `python -m linter.schema` rewrites it)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 HEADER = """# The manifest format, key by key
 
-Generated from the pydantic models (`linter/manifest/model.py`) by `python -m linter.report.manifest_docs`;
+Generated from the pydantic models (`linter/manifest/model.py`) by `python -m linter.schema`;
 do not edit by hand. Each key gives its type, its bounds, what it means and an example: the
 value a bundled example in `examples/` sets (named after it), else the models' own example,
 default or first choice. A key left out, or given with no value, is "not known yet": the
@@ -223,10 +223,3 @@ def bundled_examples(data: Path) -> dict[str, Any]:
     return out
 
 
-
-if __name__ == "__main__":
-    from linter.schema import manifest_schema
-
-    root = Path(__file__).resolve().parents[2]
-    (root / "docs" / "manifest.md").write_text(render(manifest_schema(), bundled_examples(root)), encoding="utf-8")
-    print(f"wrote {root / 'docs' / 'manifest.md'}")
