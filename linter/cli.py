@@ -3,7 +3,7 @@
 A plain `hwlint check [FILE...]` (files, and the flags -q, -v, --exit-zero, --statistics,
 --force-exclude, --no-cache) and a plain `hwlint rules list` run here without click: they
 are the commands a pre-commit hook
-or an editor starts over and over, and importing click costs about 15 ms. Anything else
+or an editor starts over and over, and importing click is about a quarter of a warm check (docs/architecture.md). Anything else
 (other options, `-` for standard input, --help, other commands) goes through click in
 `linter.commands`, which runs the same functions of `linter.console`: the output, the exit
 code and the messages are the same either way.

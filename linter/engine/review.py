@@ -188,7 +188,6 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     """Catalog, model, facts, tier, rules and waivers for one (valid) manifest. `compare`, given
     the review with its rules run and waivers applied, returns facts.options: the rules that
     read it (pending until then) run once more with it, before the waivers apply."""
-    from linter.manifest.catalog import load_catalog
 
     # the pack carries its catalog, team folders included (and so does its digest)
     catalog = pack.catalog if pack.catalog is not None else load_catalog(tuple(str(f) for f in pack.catalog_folders))

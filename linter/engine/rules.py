@@ -122,7 +122,7 @@ def load_pack(extra: list[str] | tuple[str, ...] = (), builtin: bool = True,
               catalogs: list[str] | tuple[str, ...] = (), cache: Any = None) -> RulePack:
     """The built-in rules (unless `builtin` is false) plus the rule folders in `extra`, with
     the built-in catalog and the team catalog folders `catalogs` (checked: CatalogError);
-    served from the pack cache (linter.packcache; `cache`: its packcache.Choice) when no file
+    served from the pack cache (linter.engine.packcache; `cache`: its packcache.Choice) when no file
     it depends on changed."""
     from linter.engine.packcache import cached
 
