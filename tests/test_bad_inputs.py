@@ -120,20 +120,23 @@ def measured(*args: str, cwd: Path = ROOT) -> tuple[int, str, str, float, float]
     import os
     import tempfile
 
-    # The limit is set by a small Python that then becomes hwlint (exec), not by a preexec_fn:
-    # that would fork the test process, and the child's peak memory would count the test
-    # process's own pages (hundreds of MB late in a run) until its exec.
-    limited = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_CPU, (30, 30)); "
-               "os.execv(sys.executable, [sys.executable, '-m', 'linter.cli', *sys.argv[1:]])")
+    # hwlint is the child of a small starter Python, which sets the limit and reports the
+    # child's usage: a child of the test process itself (forked or vforked) would count the
+    # test process's pages (hundreds of MB late in a run) in its peak memory, across its exec.
+    starter = ("import os, resource, subprocess, sys; "
+               "child = subprocess.Popen([sys.executable, '-m', 'linter.cli', *sys.argv[2:]], "
+               "preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (30, 30))); "
+               "_, status, used = os.wait4(child.pid, 0); "
+               "open(sys.argv[1], 'w').write(f'{used.ru_utime + used.ru_stime} {used.ru_maxrss}'); "
+               "sys.exit(os.waitstatus_to_exitcode(status))")
     env = {"HWLINT_TODAY": TODAY, "PATH": "/usr/bin:/bin", "HWLINT_CACHE": "off"}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-c", limited, *args], stdout=out, stderr=err, cwd=cwd, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as where:
+        usage = os.path.join(where, "usage")
+        code = subprocess.call([sys.executable, "-c", starter, usage, *args], stdout=out, stderr=err, cwd=cwd, env=env)
+        seconds, peak_kb = map(float, open(usage).read().split())
         out.seek(0)
         err.seek(0)
-        return (proc.returncode, out.read().decode(), err.read().decode(), usage.ru_utime + usage.ru_stime,
-                usage.ru_maxrss / 1024)
+        return code, out.read().decode(), err.read().decode(), seconds, peak_kb / 1024
 
 
 def place(kind: str, bomb: Path, folder: Path) -> tuple[list[str], Path]:

@@ -20,14 +20,14 @@ from tools import npm_tool
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.hw.yaml"))
 BLOCK = re.compile(r"^```mermaid\n(.*?)^```$", re.S | re.M)
-FLAWED_RACK = """  racks:
+FLAWED_RACK = """  racks:   # ruleid: PWR008
     - name: row-a
       count: 2
       contents: [{pool: v100, nodes: 8}]     # 8 x 3.5 = 28 kW per rack
       power_budget_kw: 30
       cooling: air
-      cooling_capacity_kw: 25
-      circuits: {count: 2, voltage_v: 208, phases: 1, breaker_a: 30, ab_redundant: true}
+      cooling_capacity_kw: 25   # ruleid: PWR004
+      circuits: {count: 2, voltage_v: 208, phases: 1, breaker_a: 30, ab_redundant: true}   # ruleid: PWR003
 """
 # What a hostile rack name may try inside a Mermaid block: end the label's string and the
 # list, start a statement or a directive, a comment, an entity, HTML, a new line, a code fence.

@@ -85,7 +85,7 @@ def test_header_names_the_manifest_tier_digests_and_counts(hwlint):
 
 def test_each_status_in_the_sources_words_with_what_backs_it(hwlint, tmp_path):
     manifest = tmp_path / "m.hw.yaml"
-    manifest.write_text(FLAWED.read_text().replace("  it_capacity_kw: 60\n", "")
+    manifest.write_text(re.sub(r"  it_capacity_kw: 60[^\n]*\n", "", FLAWED.read_text())
                         + "\nwaivers:\n  - {rule: GPU002, reason: fp16 instead, approver: Ada, expires: 2027-01-31}\n")
     found = items(hwlint("checklist", manifest, "--tier", "single-node").out)
     by_words = {}

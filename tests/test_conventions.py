@@ -93,7 +93,9 @@ def test_exit_zero_quiet_and_statistics(hwlint, tmp_path):
     for m in filter(None, map(FINDING.match, full)):
         expected[m["id"]] = expected.get(m["id"], 0) + 1
     assert counts == expected and sum(counts.values()) == 28
-    stats = hwlint("check", *sorted(FLAWED.parent.glob("*.hw.yaml")), "--statistics").out.splitlines()
+    twice = tmp_path / "flawed-again.hw.yaml"  # a second failing manifest, so that counts differ from 1
+    twice.write_text(FLAWED.read_text())
+    stats = hwlint("check", *sorted(FLAWED.parent.glob("*.hw.yaml")), twice, "--statistics").out.splitlines()
     ordered = [(-int(row[0]), row[1]) for row in (line.split("\t") for line in stats) if len(row) == 4]
     assert ordered == sorted(ordered) and ordered[0][0] < -1  # most frequent first, then by id
 

@@ -52,7 +52,7 @@ def test_moving_lines_changes_no_finding(hwlint, tmp_path):
     assert changes["introduced"] == [] and changes["resolved"] == []
     assert {f["rule_id"] for f in changes["still_open"]} == failing(hwlint, FLAWED)
     lines = {f["rule_id"]: f["line"] for f in changes["still_open"]}
-    assert lines["GPU002"] == 1 + moved.read_text().splitlines().index("  precision: bf16            # V100 has no bf16")
+    assert lines["GPU002"] == 1 + moved.read_text().splitlines().index("  precision: bf16            # V100 has no bf16 (ruleid: GPU002)")
     assert all(d["change"] == 0 for d in changes["budget"])
 
 

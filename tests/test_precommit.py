@@ -145,7 +145,11 @@ def test_pre_commit_in_a_repository_whose_teams_keep_a_config_each(tmp_path, hoo
     git(project, "init", "-q")
     flawed = EXAMPLES / "flawed-cluster.hw.yaml"
     shutil.copy(flawed, project / "teams" / "research" / "cluster.hw.yaml")
-    shutil.copy(EXAMPLES / "single-gpu-experiment.hw.yaml", project / "teams" / "platform" / "cluster.hw.yaml")
+    # the clean single-GPU example with its one backup copy kept on-site: a warning (STO007)
+    onsite = (EXAMPLES / "single-gpu-experiment.hw.yaml").read_text(encoding="utf-8")
+    assert "offsite: true}" in onsite
+    (project / "teams" / "platform" / "cluster.hw.yaml").write_text(onsite.replace("offsite: true}", "offsite: false}"),
+                                                                     encoding="utf-8")
     shutil.copy(flawed, project / "teams" / "platform" / "drafts" / "wip.hw.yaml")
     shutil.copy(flawed, project / "venv" / "lib" / "vendored.hw.yaml")
     (project / "teams" / "research" / ".hwlint.yaml").write_text(
