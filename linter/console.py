@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from typing import Any
 from linter.engine.review import Review
 from linter.report import changes as diff
 from linter.report import fit
-from linter.report.escape import code, human, markdown as md
+from linter.report.escape import code, human
 from linter.report.location import artifact, workflow_run
 from linter.report.markdown import Footnotes, rank, render_one, verdict, written
 
