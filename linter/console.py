@@ -375,9 +375,9 @@ class Configs:
         self.loaded: dict[Any, Any] = {}
 
     def key(self, path: str) -> Any:
-        from linter.manifest.config import find
+        from linter.manifest.config import chain
 
-        return None if self.explicit or self.isolated else find(path)
+        return None if self.explicit or self.isolated else tuple(chain(path))
 
     def __call__(self, path: str) -> Any:
         key = self.key(path)
@@ -440,6 +440,8 @@ def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], t
                    fail_on: str | None, cache: Any) -> None:
     """--show-settings: what a review of each group would use, as `name: value` lines."""
     from linter.engine.packcache import directory
+    from linter.manifest.config import settings
+    from linter.manifest.config import shown as described_value
     from linter.manifest.discovery import excludes_of
     from linter.report.escape import path as shown
 
@@ -452,6 +454,9 @@ def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], t
         lines = [
             f"Settings for {named}:",
             f"  config: {shown(config.path) if config.path else 'none'}",
+            "  config chain: " + (", then ".join(f"{shown(p)} (sha256:{d})" for p, d in config.chain) or "none"),
+            "  values from: " + (", ".join(f"{key}={described_value(value)} ({shown(config.origin.get(key, '?'))})"
+                                           for key, value in settings(config).items()) or "no config: the defaults"),
             f"  fail_on: {fail_on or config.fail_on or 'error'}",
             f"  tier: {tier or 'as each manifest declares, else inferred'}",
             "  select: " + (", ".join(f"{p} ({how.format(p=p)})" for p, how in group.selected.select) or "every rule"),
