@@ -636,12 +636,6 @@ def nested(parent: Config, child: Config) -> Config:
         origin={**parent.origin, **{k: str(child.path) for k in child.given}},
         given={**parent.given, **child.given},
     )
-    if merged.roles:
-        for role in merged.signers:
-            if role not in merged.roles:
-                line, column = merged.given.get(f"signers.{role}", merged.given.get("roles", (1, 1)))
-                raise ConfigError(f"{merged.origin.get(f'signers.{role}', child.path)}:{line}:{column}: "
-                                  f"signoff.signers.{role}: is not one of signoff.roles ({', '.join(merged.roles)})")
     if "select" in child.given or "ignore" in child.given:  # the patterns, each where it was written
         merged.positions = {k: v for k, v in parent.positions.items() if k[0] == "severity"}
         for key in ("select", "ignore"):
@@ -666,6 +660,16 @@ def nested(parent: Config, child: Config) -> Config:
             f"{shown(change.old)}" + (f", set in {parent.origin[change.key]}" if change.key in parent.origin else
                                        f", inherited from {root}") + "; a nested config may add and tighten "
             f"only (to let nested configs relax it, the root config {root} lists {allowance} under allow_nested_relaxing)")
+    if merged.roles:  # a role dropped (as the root allows) takes its signers with it; a nested binding needs its role
+        for role in list(merged.signers):
+            if role in merged.roles:
+                continue
+            if role not in child.signers:
+                del merged.signers[role]
+                continue
+            line, column = child.given.get(f"signers.{role}", (1, 1))
+            raise ConfigError(f"{child.path}:{line}:{column}: signoff.signers.{role}: is not one of signoff.roles "
+                              f"({', '.join(merged.roles)})" + suggest(role, merged.roles))
     return merged
 
 

@@ -338,7 +338,7 @@ def report(path: str, verdict: Verdict) -> str:
     """Plain text, one line per sign-off, missing role and blocking result, then the verdict.
     `path` comes escaped for one line (linter.report.escape.path); the results' file names
     are escaped here, and manifest text is kept to one line, so no line is forged."""
-    lines = [f"{path}: under {verdict.config}"] if verdict.config else []
+    lines = []
     if verdict.allow_pending:
         lines.append(f"{path}: --allow-pending: error-severity rules still to confirm do not stop verification")
     if verdict.as_of:
@@ -364,6 +364,8 @@ def report(path: str, verdict: Verdict) -> str:
         lines.append(f"{path}: {d['rule_id']} deselected ({d['how']}): {d['title']}; verify needs every "
                      "error-severity and never-skip rule to run")
     lines += [f"{path}: gone stale since {verdict.as_of}: {line}" for line in verdict.stale_since]
+    if verdict.config:
+        lines.append(f"{path}: judged under {verdict.config}")
     signed = len(verdict.roles) - len(verdict.missing)
     allowed = (f"; {len(verdict.allowed_pending)} pending result{'s' if len(verdict.allowed_pending) != 1 else ''} "
                "let through by --allow-pending") if verdict.allowed_pending else ""
