@@ -322,7 +322,7 @@ def relaxed_floors(overrides: dict[str, Any], config: Config, doc: Document) -> 
         line, column = doc.position(("policy", name))
         out.append(file_finding(
             "POLICY", f"policy.{name} is {num(given, 4)}, which relaxes the organisation's floor of {num(floor, 4)} set in "
-            f"{config.path}; a manifest may only tighten it", doc.path, line, column, f"policy.{name}",
+            f"{config.origin.get(f'policy.{name}', config.path)}; a manifest may only tighten it", doc.path, line, column, f"policy.{name}",
             f"Remove policy.{name} (the floor {num(floor, 4)} applies) or tighten it; to relax it, the config must "
             f"list {name} under allow_relaxing."))
     return out

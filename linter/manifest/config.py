@@ -167,20 +167,24 @@ def _in_folder(here: Path) -> Path | None:
     return None
 
 
-def chain(start: str) -> list[Path]:
+def chain(start: str, seen: dict[Path, Any] | None = None) -> list[Path]:
     """Every config in effect for a manifest at `start`, the root config first: one per
-    folder from there up to the repository root (the file system's root outside one)."""
+    folder from there up to the repository root (the file system's root outside one).
+    `seen`: what each folder was found to hold, kept by the caller for one run."""
     folder = Path(os.path.abspath(start))
     try:
         folder = folder if folder.is_dir() else folder.parent
     except OSError:  # a name the system cannot even look up: the review reports it; search from its folder
         folder = folder.parent
+    seen = {} if seen is None else seen
     found = []
     for here in (folder, *folder.parents):
-        config = _in_folder(here)
+        if here not in seen:
+            seen[here] = (_in_folder(here), os.path.lexists(here / ".git"))
+        config, top = seen[here]
         if config is not None:
             found.append(config)
-        if os.path.lexists(here / ".git"):
+        if top:
             break
     return found[::-1]
 
