@@ -295,8 +295,9 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         repository (links resolved); else a config error that names it and reads nothing."""
         resolved = os.path.realpath(folder / given)
         if os.path.commonpath([inside, resolved]) != inside:
-            raise fail(where, f"{given} resolves to {resolved}, outside {'the repository' if _repository(folder) else 'the config file' + chr(39) + 's folder'} "
-                       f"{inside}; a config may name only folders and files inside it (copy them in)")
+            bound = "the repository" if _repository(folder) else "the config file's folder"
+            raise fail(where, f"{given} resolves to {resolved}, outside {bound} {inside}; a config may name only "
+                       "folders and files inside it (copy them in)")
         return relative(folder / given)
 
     def given(key: str, where: tuple) -> None:
