@@ -586,6 +586,12 @@ class Signoff(Strict):
     snapshot: Annotated[str, Field(min_length=1, max_length=5_000_000)] | None = Field(
         None, description="the signed content (canonical JSON, zlib, base64), to list the fields changed since"
     )
+    config_digest: Sha256 | None = Field(
+        None, description="sha256 of the effective config's settings the sign-off was made under; a relaxing change makes it stale"
+    )
+    config: Annotated[str, Field(min_length=1, max_length=100_000)] | None = Field(
+        None, description="those settings (canonical JSON, zlib, base64), to tell a relaxing config change from a tightening one"
+    )
     signature: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
         None, description="ssh-keygen -Y sign signature (namespace hwlint) of the sign-off statement"
     )
