@@ -32,7 +32,7 @@ from linter.engine.review import Review
 from linter.report import ConfigsInEffect
 from linter.report import changes as diff
 from linter.report import fit
-from linter.report.escape import code, human
+from linter.report.escape import code, human, markdown as md
 from linter.report.location import artifact, workflow_run
 from linter.report.markdown import Footnotes, rank, render_one, verdict, written
 
