@@ -132,7 +132,8 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
         return row
 
     listed = [row_of(path, q) for path, q in quotes]
-    out["quotes"] = listed
+    # no quotes listed anywhere and the list left out: not known (`quotes: []` says there are none)
+    out["quotes"] = listed if listed or get(data, "procurement.quotes") is not MISSING else Unknown(("procurement.quotes",))
 
     def total(kind: str, none: Any) -> Any:
         chosen = [row["price"] for row in listed if row["kind"] == kind]

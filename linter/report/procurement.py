@@ -210,7 +210,7 @@ def _quotes(review: Review) -> list[dict[str, str]]:
     rate = lambda c: f"{num(c['rate'], 6)} {cur} per {c['currency']}"  # noqa: E731
     shared = "all options" if review.options else "—"
     out, seen = [], set()
-    for name, quotes in [(o["name"], o["quotes"]) for o in review.options] or [("", p["quotes"])]:
+    for name, quotes in [(o["name"], o["quotes"]) for o in review.options] or [("", p["quotes"] if _known(p["quotes"]) else [])]:
         for q in quotes:
             if q["path"] in seen:
                 continue
