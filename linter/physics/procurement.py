@@ -52,6 +52,18 @@ def _quotes(data: dict) -> list[tuple[str, dict]]:
     return out
 
 
+def _unpriced_pools(data: dict, quotes: list[tuple[str, dict]]) -> list[str]:
+    """Compute pools no purchase quote prices, when every purchase quote names what it prices
+    (a quote that names no pool, fabric or tier may price anything: then none is known unpriced)."""
+    purchases = [q for _, q in quotes if q.get("kind", "purchase") == "purchase"]
+    if not purchases or any(not any(key in q for key in ("pool", "fabric", "storage_tier")) for q in purchases):
+        return []
+    pools = get(data, "node_pools")
+    named = {q["pool"] for q in purchases if "pool" in q}
+    return [p["name"] for p in ([] if pools is MISSING else pools)
+            if p.get("role", "compute") == "compute" and p["name"] not in named]
+
+
 def _report_currency(data: dict, quotes: list[tuple[str, dict]]) -> Any:
     given = get(data, "procurement.currency")
     if given is not MISSING:
@@ -141,6 +153,10 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
 
     mode_known = mode if mode is not MISSING else None
     out["capex"] = total("purchase", 0 if mode_known == "rent" else Unknown(("procurement.quotes[] (a purchase quote)",)))
+    unpriced = _unpriced_pools(data, quotes) if mode_known == "buy" else []
+    if unpriced and not isinstance(out["capex"], Unknown):
+        # the purchase quotes each price something named, and none prices these compute pools: capex is not their sum
+        out["capex"] = Unknown(tuple(f"procurement.quotes[] (a purchase quote for node pool {name})" for name in unpriced))
     out["support_per_month"] = total("support", 0)
     staff = get(data, "procurement.staff_per_month")
     out["staff_per_month"] = 0 if staff is MISSING or not owned else staff
