@@ -14,7 +14,9 @@ What counts as an escape (the rule's result got better while the manifest said l
   that lists one thing fewer (`nics: [a]` -> `nics: []` says the nodes have no NIC), so its
   pass is legitimate only when the item was the finding's own subject (the result pointed
   into the deleted item: the old quote BUY003 named is gone) or the deletion is noticed: some
-  other rule that passed now fails or waits (no NIC: NET005 fails).
+  other rule that passed now fails or waits (no NIC: NET005 fails), or one that failed or
+  waited now says something else (a rack's only contents item deleted, `contents: []`: the
+  rack holds no nodes and passes PWR003, while PWR008 now names the 16 nodes in no rack).
 * a rule that failed or was pending and is now **skipped** (not applicable, or another tier).
   A rule that stops applying because the manifest got smaller or vaguer is a pass in disguise,
   so this too is an escape unless the result pointed into the deleted item or the deletion is
@@ -85,7 +87,10 @@ def statuses(manifest: dict) -> dict[str, dict]:
 def escapes(before: dict[str, dict], after: dict[str, dict], path: tuple) -> list[str]:
     """The rules whose result got better by deleting `path` (see the module docstring)."""
     deleted = dotted(path)
-    noticed = any(r["status"] in WORSE and before.get(rid, {}).get("status") == "pass" for rid, r in after.items())
+    noticed = any(r["status"] in WORSE and (before.get(rid, {}).get("status") == "pass" or (
+        before.get(rid, {}).get("status") == r["status"]
+        and (before[rid].get("message"), before[rid].get("missing")) != (r.get("message"), r.get("missing"))))
+        for rid, r in after.items() if rid not in ("WVR", "FILE"))
     out = []
     for rid, old in before.items():
         new = after.get(rid)

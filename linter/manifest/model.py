@@ -406,8 +406,8 @@ class RackGroup(Strict):
     count: Count = Field(description="racks in this group")
     contents: list[RackContent] | None = Field(None, description="which nodes each rack holds; left out, none when the other racks hold every node, else not known")
     switches: list[RackSwitches] | None = Field(None, description="which network switches each rack holds (their power and heat "
-                                                                    "count in the rack's load, circuits and cooling); left out, none "
-                                                                    "when the other racks hold every switch, else not known")
+                                                                    "count in the rack's load, circuits and cooling); left out, none: "
+                                                                    "a switch placed in no rack is named (PWR008)")
     other_kw: NonNegative = Field(
         0, description="gear per rack not listed as a node pool or a switch (PDUs, KVM, patch panels), kW; counted in the facility load"
     )

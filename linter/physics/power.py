@@ -153,7 +153,7 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
     estimated_pools = {n["pool"] for n in nodes if n["estimate"]}
     racks_out = []
     switches_placed = [0] * len(switch_rows)
-    held = _held_elsewhere(pools, switch_rows, racks)
+    held = _held_elsewhere(pools, racks)
     for r, rack in enumerate(racks):
         at = f"facility.racks[{r}]"
         contents = [
@@ -161,9 +161,9 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
             else Unknown((f"{at}.contents[{j}].pool (no such node pool)",))
             for j, c in enumerate(rack.get("contents", []))
         ]
-        if "contents" not in rack and not held["nodes"]:
+        if "contents" not in rack and not held:
             contents = [Unknown((f"{at}.contents",))]
-        rack_switches = [] if "switches" in rack or held["switches"] else [Unknown((f"{at}.switches",))]
+        rack_switches = []  # a rack that lists no switches holds none: a switch placed nowhere is named (PWR008)
         for j, placed in enumerate(rack.get("switches", [])):
             k, why = _placed_switches(switch_rows, f"{at}.switches[{j}]", placed)
             if k is None:
@@ -210,8 +210,7 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         racks_out.append(row)
     racked = _racked(racks)
     unplaced_nodes = f"facility.racks[{next((r for r, rack in enumerate(racks) if 'contents' not in rack), 0)}].contents"
-    unplaced_switches = [row["path"] for row in switch_rows if isinstance(row["count"], Unknown)] + [
-        f"facility.racks[{r}].switches" for r, rack in enumerate(racks) if "switches" not in rack]
+    unplaced_switches = [row["path"] for row in switch_rows if isinstance(row["count"], Unknown)]
     split = [row for row in racks_out if row["liquid_cooled"]]
     liquid_margin, liquid_worst = _worst(split, "liquid_margin_kw")
     air_margin, air_worst = _worst([row for row in racks_out if row["split"]], "air_margin_kw")
@@ -235,10 +234,10 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         "racks": racks_out,
         # a rack that leaves its contents (or switches) out may hold what no other rack does: unknown, then
         "unracked_nodes": {p["name"]: p["count"] - racked.get(p["name"], 0) for p in pools if p["count"] > racked.get(p["name"], 0)}
-        if held["nodes"] or all("contents" in rack for rack in racks) else Unknown((unplaced_nodes,)),
+        if held or all("contents" in rack for rack in racks) else Unknown((unplaced_nodes,)),
         "unracked_switches": {row["label"]: row["count"] - placed for row, placed in zip(switch_rows, switches_placed)
                               if row["count"] > placed}
-        if held["switches"] or not unplaced_switches else Unknown(tuple(unplaced_switches)),
+        if not unplaced_switches else Unknown(tuple(unplaced_switches)),
         "liquid_cooled_racks": len(split),
         "liquid_margin_kw": liquid_margin,
         "liquid_worst": liquid_worst or {},
@@ -264,22 +263,12 @@ def _racked(racks: list[dict]) -> dict[str, int]:
     return racked
 
 
-def _held_elsewhere(pools: list[dict], switch_rows: list[dict], racks: list[dict]) -> dict[str, bool]:
-    """Whether the racks that list their `contents` (`switches`) already place every node
-    (every switch): then a rack that leaves the list out holds none (a network rack without
-    nodes, a GPU rack without switches). Otherwise a left-out list is unknown, never empty."""
+def _held_elsewhere(pools: list[dict], racks: list[dict]) -> bool:
+    """Whether the racks that list their `contents` already place every node: then a rack
+    that leaves the list out holds none (a network rack). Otherwise a left-out list is
+    unknown, never empty."""
     racked = _racked(racks)
-    placed: dict[tuple, int] = {}
-    for rack in racks:
-        for s in rack.get("switches", []):
-            placed[(s["fabric"], s["role"])] = placed.get((s["fabric"], s["role"]), 0) + s["count"] * rack["count"]
-    wanted: dict[tuple, int] = {}
-    for row in switch_rows:
-        if isinstance(row["count"], Unknown):
-            return {"nodes": all(p["count"] <= racked.get(p["name"], 0) for p in pools), "switches": False}
-        wanted[(row["fabric"], row["role"])] = wanted.get((row["fabric"], row["role"]), 0) + row["count"]
-    return {"nodes": all(p["count"] <= racked.get(p["name"], 0) for p in pools),
-            "switches": all(n <= placed.get(key, 0) for key, n in wanted.items())}
+    return all(p["count"] <= racked.get(p["name"], 0) for p in pools)
 
 
 def _sum_given(rack: dict, at: str) -> Any:

@@ -84,11 +84,14 @@ def _target(data: dict, quote: dict) -> dict[str, Any] | None:
                              ("storage_tier", "storage.tiers", "TB")):
         if key in quote:
             items = get(data, where)
-            found = next((x for x in ([] if items is MISSING else items) if x["name"] == quote[key]), None)
+            found = next(((i, x) for i, x in enumerate([] if items is MISSING else items) if x["name"] == quote[key]), None)
             if found is None:
                 return None
-            have = (found["count"] if key == "pool" else sum(s["count"] for s in found.get("switches", []))
-                    if key == "fabric" else found.get("capacity_tb"))
+            i, found = found
+            # a fabric that leaves its switches out has an unknown number of them, not none
+            switches = (sum(s["count"] for s in found["switches"]) if "switches" in found
+                        else Unknown((f"{where}[{i}].switches",)))
+            have = found["count"] if key == "pool" else switches if key == "fabric" else found.get("capacity_tb")
             words = {"pool": "node pool", "fabric": "fabric", "storage_tier": "storage tier"}[key]
             return {"names": f"{words} {quote[key]}", "unit": unit, "manifest_quantity": have}
     return None
@@ -216,7 +219,7 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
     out["total_cost"] = apply(lambda capex, monthly, months: rounded(physics.project_cost(capex, monthly, months), 0),
                               out["capex"], out["opex_per_month"], out["project_months"])
     out["conversions"] = conversions
-    quantities = unknowns(row["quantity"] for row in listed if "names" in row)
+    quantities = unknowns([row[key] for row in listed if "names" in row for key in ("quantity", "manifest_quantity")])
     out["quote_binding"] = Unknown(quantities) if quantities else {
         "unbound": [{"path": row["path"], "item": row["item"]} for row in listed
                     if row["kind"] == "purchase" and "names" not in row],
