@@ -77,7 +77,7 @@ def _recommendation(review: Review) -> tuple[str, str]:
 def verdict(review: Review) -> tuple[str, str] | None:
     """(verdict, because) for the chosen option; None when the manifest says nothing of money."""
     p = review.facts.get("procurement")
-    if not p or not p.get("quotes"):
+    if not p or not p.get("quotes") or not _known(p["quotes"]):  # no quotes, or left out
         return None
     cur = p["currency"] if _known(p["currency"]) else "(currency unknown)"
     months = p["project_months"]
