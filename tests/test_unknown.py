@@ -171,3 +171,13 @@ def test_an_option_without_quotes_is_reviewed(hwlint, tmp_path):
     run = hwlint("check", _write(tmp_path, _edited("two-vendors-or-cloud.hw.yaml", edit)))
     assert run.code in (0, 1), run.out + run.err
     assert "internal error" not in run.out + run.err
+
+
+def test_a_named_system_supplies_its_nics(hwlint, tmp_path):
+    """The catalog fill counts as given: a DGX H100 brings its eight compute ConnectX-7, so the
+    leaf ports are decided (512 NICs + 512 uplinks against one 64-port leaf)."""
+    text = NO_NICS.replace("    gpu: {model: H100-SXM5-80GB, count: 8}\n    max_power_kw: 10.2\n",
+                           "    system: DGX-H100\n")
+    results = _results(hwlint, _write(tmp_path, text))
+    assert results["NET002"]["status"] == "fail"
+    assert "1,024 leaf ports" in results["NET002"]["message"]
