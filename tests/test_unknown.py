@@ -181,3 +181,13 @@ def test_a_named_system_supplies_its_nics(hwlint, tmp_path):
     results = _results(hwlint, _write(tmp_path, text))
     assert results["NET002"]["status"] == "fail"
     assert "1,024 leaf ports" in results["NET002"]["message"]
+
+
+def test_the_budget_table_and_chart_never_show_a_rack_left_empty_as_zero(hwlint, tmp_path):
+    def edit(data):
+        del data["facility"]["racks"][0]["contents"]
+
+    run = hwlint("check", "--format", "markdown", _write(tmp_path, _edited("flawed-cluster.hw.yaml", edit)))
+    row = next(line for line in run.out.splitlines() if line.startswith("| Power per rack (row-a, x2)"))
+    assert "? — needs facility.racks\\[0\\].contents" in row and row.rstrip().endswith("| ? |")
+    assert "row-a x2 load" not in run.out  # no bar drawn for a load nobody knows
