@@ -232,7 +232,7 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         "facility_capacity_kw": capacity,
         "facility_limit_kw": apply(lambda kw: rounded(kw * headroom), capacity),
         "racks": racks_out,
-        # a rack that leaves its contents (or switches) out may hold what no other rack does: unknown, then
+        # a rack that leaves its contents out may hold what no other rack does: the unracked nodes are unknown then
         "unracked_nodes": {p["name"]: p["count"] - racked.get(p["name"], 0) for p in pools if p["count"] > racked.get(p["name"], 0)}
         if held or all("contents" in rack for rack in racks) else Unknown((unplaced_nodes,)),
         "unracked_switches": {row["label"]: row["count"] - placed for row, placed in zip(switch_rows, switches_placed)
