@@ -152,6 +152,12 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare)
 
 
+def quotes_of(money: dict[str, Any]) -> list[dict[str, Any]]:
+    """The quote rows of procurement facts: none shown while the list is unknown (left out)."""
+    quotes = money.get("quotes", [])
+    return quotes if isinstance(quotes, list) else []
+
+
 def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
     """One column of the options table: money by part, delivery and the results of one option,
     judged by the whole rule pack."""
@@ -175,7 +181,7 @@ def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
         "opex_counted": money.get("opex_counted"),
         "pays_back": known(money.get("pays_back")),
         "rent_compared": rental.get("option") if isinstance(rental, dict) else None,
-        "quotes": [{key: known(value) for key, value in row.items()} for row in money.get("quotes", [])],
+        "quotes": [{key: known(value) for key, value in row.items()} for row in quotes_of(money)],
         "failing": [r.rule_id for r in failing],
         "failing_severity": {r.rule_id: r.severity for r in failing},
         "errors": [r.rule_id for r in failing if r.severity == "error"],
