@@ -210,6 +210,35 @@ def load(path: Path) -> Config:
     return _parse(data, path, position)
 
 
+def parse_bytes(raw: bytes, path: Path) -> Config:
+    """A config from its bytes as they were elsewhere (a git revision's `.hwlint.yaml` or
+    `pyproject.toml`), read as `load` reads the file at `path`; its folders are relative to
+    `path`'s folder. ConfigError as `load`'s."""
+    from linter.manifest.loader import InputError, load_bytes
+
+    path = Path(relative(path))
+    position: Callable[[tuple], tuple[int, int]]
+    if path.name.endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11 or later") from None
+        try:
+            data = (tomllib.loads(raw.decode("utf-8")).get("tool") or {}).get("hwlint")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        if data is None:
+            raise ConfigError(f"{path}: has no [tool.hwlint] table")
+        position = lambda _: (1, 1)  # noqa: E731 - tomllib keeps no positions
+    else:
+        try:
+            doc = load_bytes(raw, str(path))
+        except InputError as exc:
+            raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
+        data, position = (doc.data if doc.data is not None else {}), doc.position
+    return _parse(data, path, position)
+
+
 def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) -> Config:
     def fail(where: tuple, message: str) -> ConfigError:
         line, column = position(where)
