@@ -147,13 +147,14 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     evidence = any(fmt == "json" for fmt, _ in outputs)  # the JSON report of NEW shows it, as check's does
     before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config, evidence)
     docs = [document_of(current(r, {}), r.file) if r.digest else None for r in (before, after)]
-    changes = compare_documents(before, docs[0], after, docs[1], old, pack, tier, selected, config)
+    changes = compare_documents(before, docs[0], after, docs[1], old, pack, tier, selected, config, attribute=True)
     for fmt, path in outputs:
         _write(render_diff(fmt, changes, after, pack), path, fmt)
     if after.unreadable or after.rule_errors:
         raise Exit(2)
     threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
-    raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in changes.introduced) else 0)
+    introduced = [*changes.introduced, *(r for r, _, _ in changes.by_relaxation)]
+    raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in introduced) else 0)
 
 
 @cli.group()

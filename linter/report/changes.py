@@ -69,12 +69,19 @@ def config_files(changes: Changes) -> str:
 def attribution(changes: Changes, key: str) -> str:
     """'; storage.write_gbps 10 -> 0.5: -11 days' for the field changes that move budget `key`
     on their own, or the changed fields listed when none does alone."""
-    unit = next((d.unit for d in changes.budget if d.key == key), "")
-    alone = [f"{f.path} {value(f.old)} -> {value(f.new)}: {_signed(f.budget[key], unit)}"
-             for f in changes.fields if key in f.budget]
-    if alone:
-        return "; by field: " + "; ".join(alone)
-    return ""
+    delta = next((d for d in changes.budget if d.key == key), None)
+    if delta is None or not delta.change or not changes.fields:
+        return ""
+    parts = [(f, f.budget[key]) for f in changes.fields if key in f.budget]
+    if not parts:  # no one change moves it on its own (or it was not measured): the changes beside it
+        named = [f.path for f in changes.fields[:5]]
+        more = len(changes.fields) - len(named)
+        return "; with the field changes " + ", ".join(named) + (f" and {more} more" if more else "")
+    text = "; by field: " + "; ".join(f"{f.path} {value(f.old)} -> {value(f.new)}: {_signed(part, delta.unit)}"
+                                      for f, part in parts)
+    if abs(sum(part for _, part in parts) - delta.change) > 1e-6:
+        text += "; the rest from the changes together"
+    return text
 
 
 def _settings_note(d: Any) -> str:
