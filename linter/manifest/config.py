@@ -17,6 +17,8 @@ catalog: [team-catalog]      # extra catalog folders, relative to this file
 docs_url: https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md   # SARIF links each rule here (--docs-url wins)
 exclude: [archive]           # what a folder's search skips, replacing the defaults (venv, build, dist, ...)
 extend_exclude: [drafts/*.hw.yaml]   # added to the defaults (ruff's spelling extend-exclude too)
+waivers:
+  approvers: [cto@example.com]   # who may approve a manifest's waiver (default: anyone); others are WVR009
 signoff:
   roles: [technical lead, facilities, finance]   # required; a manifest may add roles, not drop them
   allowed_signers: keys/allowed_signers           # ssh-keygen's allowed-signers file (git's format)
@@ -50,7 +52,8 @@ from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
 TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "severity", "fail_on", "catalog", "docs_url",
-            "signoff", "exclude", "extend_exclude", "extend-exclude")
+            "signoff", "exclude", "extend_exclude", "extend-exclude", "waivers")
+WAIVER_KEYS = ("approvers",)
 SIGNOFF_KEYS = ("roles", "allowed_signers", "signers", "roles_per_signer", "require_signatures")
 FAIL_ON = ("error", "warning", "info")
 ROLES_KEY = "signoff_roles"
@@ -80,6 +83,7 @@ class Config:
     signers: dict[str, list[str]] = field(default_factory=dict)
     roles_per_signer: int = 1
     require_signatures: bool = False
+    waiver_approvers: list[str] = field(default_factory=list)  # waivers.approvers: who may approve a waiver ([]: anyone)
     # (line, column) of each select/ignore pattern, so a pattern naming no rule is reported there
     positions: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
 
@@ -330,6 +334,12 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
     config.require_signatures = required if required is not None else bool(config.signers or config.allowed_signers)
     if config.require_signatures and not config.allowed_signers:
         raise fail(("signoff",), "signatures are required, so name the allowed-signers file (allowed_signers: PATH)")
+
+    waivers = data.get("waivers") or {}
+    if not isinstance(waivers, dict):
+        raise fail(("waivers",), "give a mapping, e.g. approvers: [cto@example.com]")
+    _known(waivers, WAIVER_KEYS, ("waivers",), fail)
+    config.waiver_approvers = _strings(waivers.get("approvers") or [], ("waivers", "approvers"), fail)
     return config
 
 
