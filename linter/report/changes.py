@@ -35,6 +35,7 @@ SETTINGS_TITLE = "What the reviewers changed (settings, not fixes)"
 
 
 CONFIG_TITLE = "What the config change does"
+FIELDS_SHOWN = 30  # changed fields listed in text and Markdown; the JSON has every one
 RELAXED = "introduced-by-relaxation"
 
 
@@ -67,11 +68,12 @@ def config_files(changes: Changes) -> str:
 
 
 def attribution(changes: Changes, key: str) -> str:
-    """'; storage.write_gbps 10 -> 0.5: -11 days' for the field changes that move budget `key`
-    on their own, or the changed fields listed when none does alone."""
+    """'; by field: storage.write_gbps 10 -> 0.5: -11 days' for the field changes that move
+    budget `key` on their own, or the changed fields listed when none does alone; nothing when
+    only one field changed (the move is all its own)."""
     delta = next((d for d in changes.budget if d.key == key), None)
-    if delta is None or not delta.change or not changes.fields:
-        return ""
+    if delta is None or not delta.change or len(changes.fields) < 2:
+        return ""  # one field change: it is the whole move, listed beside it
     parts = [(f, f.budget[key]) for f in changes.fields if key in f.budget]
     if not parts:  # no one change moves it on its own (or it was not measured): the changes beside it
         named = [f.path for f in changes.fields[:5]]
@@ -116,7 +118,9 @@ def render_text(all_changes: list[Changes]) -> str:
             lines += [f"  config: {x.key}: {value(x.old)} -> {value(x.new)} ({x.direction})" for x in c.config]
         lines += [f"  {RELAXED}: {shown(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.severity} (now {status}) {why}: "
                   f"{one_line(r.message)}" for r, status, why in c.by_relaxation]
-        lines += [f"  field: {f.path}: {value(f.old)} -> {value(f.new)}" for f in c.fields]
+        lines += [f"  field: {f.path}: {value(f.old)} -> {value(f.new)}" for f in c.fields[:FIELDS_SHOWN]]
+        if len(c.fields) > FIELDS_SHOWN:
+            lines.append(f"  and {len(c.fields) - FIELDS_SHOWN} more changed fields (the JSON lists them all)")
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -148,7 +152,9 @@ def render_markdown(all_changes: list[Changes]) -> str:
             out.append("")
         if c.fields:
             out.append("| Field | Before | After |\n| --- | --- | --- |")
-            out += [f"| {md(f.path)} | {md(value(f.old))} | {md(value(f.new))} |" for f in c.fields]
+            out += [f"| {md(f.path)} | {md(value(f.old))} | {md(value(f.new))} |" for f in c.fields[:FIELDS_SHOWN]]
+            if len(c.fields) > FIELDS_SHOWN:
+                out.append(f"| … and {len(c.fields) - FIELDS_SHOWN} more (the JSON lists them all) | | |")
             out.append("")
         if c.settings or c.not_fixed:
             out.append(f"### {SETTINGS_TITLE}\n")
