@@ -103,6 +103,15 @@ def test_a_config_that_appears_or_goes_is_compared_with_none(hwlint, governed, m
     assert found["config"]["changes"][0]["direction"] == "relaxes"
 
 
+def test_a_new_manifest_under_a_relaxed_config(hwlint, governed, monkeypatch):
+    monkeypatch.chdir(governed)
+    (governed / "b.hw.yaml").write_text(B200.read_text())
+    (governed / ".hwlint.yaml").write_text("policy:\n  power_headroom_pct: 20\n")
+    code, found = changes(hwlint, "check", "b.hw.yaml", "--base", "main")
+    assert code == 1 and found["base_exists"] is False
+    assert {f["rule_id"] for f in found["introduced_by_relaxation"]} == {"PWR001", "PWR006"}
+
+
 @pytest.mark.parametrize("base, head, key, direction", [
     ("signoff: {roles: [a, b, c]}", "signoff: {roles: [a, b]}", "signoff.roles", "relaxes"),
     ("signoff: {roles: [a, b]}", "signoff: {roles: [a, b, c]}", "signoff.roles", "tightens"),

@@ -229,9 +229,16 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
                 for k, label, unit, _ in BUDGET if old_budget.get(k) is not None or new_budget[k] is not None],
     )
     gone = [(k, r, now.get(k) or by_rule.get(r.rule_id)) for k, r in before.items() if k not in after]
+    changes.config = list(config or [])
     if old is None or not reviewed:
         changes.resolved = [(r, result.status if result else "gone") for _, r, result in gone]
         changes.settings = _deselection(new)
+        if reviewed and under_base_config is not None and any(c.direction == "relaxes" for c in changes.config):
+            # a new manifest: what fails only under the base's config was let in by its relaxation
+            for k, r in ((key(r), r) for r in under_base_config().results if r.status == "fail"):
+                if k not in after:
+                    result = now.get(k) or by_rule.get(r.rule_id)
+                    changes.by_relaxation.append((r, result.status if result else "gone", _config_why(changes.config)))
         return changes
     policy = _policy_changes(old, new)
     tier_moved = old.tier != new.tier
@@ -245,13 +252,11 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
             fails_again[" and ".join(combo)] = {key(r): r for r in again.results if r.status == "fail"}
             if len(combo) == len(kinds):
                 _settings_budget(changes.budget, budget_figures(again))
-    changes.config = list(config or [])
     relaxed = [c for c in changes.config if c.direction == "relaxes"]
     by_config: dict[tuple[str, str], Result] = {}
     if relaxed and under_base_config is not None:
         by_config = {key(r): r for r in under_base_config().results if r.status == "fail"}
-    config_why = "passes only because the config was relaxed (" + "; ".join(
-        f"{c.key} {_shown_value(c.old)} -> {_shown_value(c.new)}" for c in relaxed) + "): it fails under the base's config"
+    config_why = _config_why(changes.config)
     moved_by: dict[str, list[str]] = {"policy": [], "tier": [], "waiver": []}
     for k, r, result in gone:
         status = result.status if result else "gone"
@@ -320,6 +325,13 @@ def _policy_changes(old: Review, new: Review) -> dict[str, tuple[Any, Any, str]]
 
         out[name] = (was.get("value"), now.get("value"), f"policy {name} went from {shown(was)} to {shown(now)}")
     return out
+
+
+def _config_why(config: list[ConfigChange]) -> str:
+    """Why a finding is introduced-by-relaxation of the config: the relaxing keys, old and new."""
+    return "passes only because the config was relaxed (" + "; ".join(
+        f"{c.key} {_shown_value(c.old)} -> {_shown_value(c.new)}" for c in config if c.direction == "relaxes") + \
+        "): it fails under the base's config"
 
 
 def _shown_value(value: Any) -> str:
