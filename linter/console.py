@@ -786,12 +786,16 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
 
 def relaxed_code(changes: list[Any], fail_on: str | None) -> int:
     """1 when a finding passes only because a setting was relaxed and fails at --fail-on (else
-    the base config's fail_on, else error), as an introduced finding fails the run; else 0."""
+    the base config's fail_on, else error), as an introduced finding fails the run; and when
+    the config relaxed fail_on itself, 1 for any finding at the base's level; else 0."""
     for change in changes:
         if change is None:
             continue
         threshold = SEVERITY_RANK[fail_on or change.base_fail_on or "error"]
-        if any(SEVERITY_RANK[r.severity] >= threshold for r, _, _ in change.by_relaxation):
+        failing = [r for r, _, _ in change.by_relaxation]
+        if fail_on is None and any(c.key == "fail_on" and c.direction == "relaxes" for c in change.config):
+            failing += [*change.introduced, *change.still_open]
+        if any(SEVERITY_RANK[r.severity] >= threshold for r in failing):
             return 1
     return 0
 

@@ -103,6 +103,24 @@ def test_a_config_that_appears_or_goes_is_compared_with_none(hwlint, governed, m
     assert found["config"]["changes"][0]["direction"] == "relaxes"
 
 
+def test_relaxing_fail_on_in_the_config_does_not_pass_the_run(hwlint, tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.hw.yaml").write_text(PRETRAIN.read_text())  # fails PWR006 (a warning) at 25% headroom
+    (root / ".hwlint.yaml").write_text("policy:\n  power_headroom_pct: 25\nfail_on: warning\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    assert hwlint("check", "a.hw.yaml", "--base", "main").code == 1
+    (root / ".hwlint.yaml").write_text("policy:\n  power_headroom_pct: 25\n")
+    assert hwlint("check", "a.hw.yaml").code == 0  # on its own, today's config lets the warning through
+    code, found = changes(hwlint, "check", "a.hw.yaml", "--base", "main")
+    assert code == 1 and [f["rule_id"] for f in found["still_open"]] == ["PWR006"]
+    assert found["config"]["changes"] == [{"key": "fail_on", "old": "warning", "new": None, "direction": "relaxes"}]
+    assert hwlint("check", "a.hw.yaml", "--base", "main", "--fail-on", "error").code == 0  # the command line wins
+
+
 def test_a_new_manifest_under_a_relaxed_config(hwlint, governed, monkeypatch):
     monkeypatch.chdir(governed)
     (governed / "b.hw.yaml").write_text(B200.read_text())
