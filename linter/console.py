@@ -838,7 +838,12 @@ def _changes_by_group(reviews: list[Any], group_of: list[Group], base: str, tier
 
     def judge(config: Any) -> tuple[Any, Any]:
         if id(config) not in built:
-            built[id(config)] = (config, build(config))  # the config kept, so its id stays its own
+            try:
+                built[id(config)] = (config, build(config))  # the config kept, so its id stays its own
+            except Exit:
+                _error(f"hwlint: (that is the config {config.path or '(none)'} as it was at --base {base}, which judges "
+                       "the base version; its rule and catalog folders are read from the working tree)")
+                raise
         group = built[id(config)][1]
         return group.pack, group.selected
 

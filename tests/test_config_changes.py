@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, TEAM_RULE
 from test_diff import git
 
 B200 = EXAMPLES / "superpod-b200.hw.yaml"  # fails PWR001 (error) and PWR006 at 25% headroom, passes at 20%
@@ -194,3 +194,21 @@ def test_diff_lists_field_changes_and_attributes_the_budget(hwlint, tmp_path):
             "procurement.quotes[0].lead_time_weeks 12 -> 14: +14 days)") in text
     markdown = hwlint("diff", PRETRAIN, new, "--format", "markdown").out
     assert "| storage.tiers\\[0\\].write\\_gb\\_s | 60 | 0.5 |" in markdown
+
+
+def test_a_base_config_whose_rule_folder_is_gone_says_so(hwlint, tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    (root / "team").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.hw.yaml").write_text(PRETRAIN.read_text())
+    (root / "team" / "r.yaml").write_text(TEAM_RULE)
+    (root / ".hwlint.yaml").write_text("rules: [team]\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    (root / ".hwlint.yaml").unlink()
+    (root / "team" / "r.yaml").unlink()
+    (root / "team").rmdir()
+    monkeypatch.chdir(root)
+    run = hwlint("check", "a.hw.yaml", "--base", "main")
+    assert run.code == 2 and "Traceback" not in run.err  # fail closed: the base's own rules cannot be run
+    assert "that is the config .hwlint.yaml as it was at --base main, which judges the base version" in run.err
