@@ -145,13 +145,14 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     evidence = any(fmt == "json" for fmt, _ in outputs)  # the JSON report of NEW shows it, as check's does
     before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config, evidence)
     docs = [document_of(current(r, {}), r.file) if r.digest else None for r in (before, after)]
-    changes = compare_documents(before, docs[0], after, docs[1], old, pack, tier, selected, config)
+    changes = compare_documents(before, docs[0], after, docs[1], old, pack, tier, selected, config, attribute=True)
     for fmt, path in outputs:
         _write(render_diff(fmt, changes, after, pack), path, fmt)
     if after.unreadable or after.rule_errors:
         raise Exit(2)
     threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
-    raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in changes.introduced) else 0)
+    introduced = [*changes.introduced, *(r for r, _, _ in changes.by_relaxation)]
+    raise Exit(1 if any(SEVERITY_RANK[r.severity] >= threshold for r in introduced) else 0)
 
 
 @cli.group()
@@ -486,8 +487,10 @@ def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: s
            config_file: str | None, isolated: bool) -> None:
     """Check the sign-offs recorded in manifest FILE: valid, stale (manifest, rule pack or
     hwlint changed) or missing. Exit 0 only when every required role holds a valid
-    sign-off, no failing result remains unwaived, and no error-severity or never-skip rule
-    is still to confirm or deselected; 1 otherwise."""
+    sign-off, no failing result remains unwaived, no error-severity or never-skip rule is
+    still to confirm or deselected, and no role required when signed has been dropped; 1
+    otherwise; 2 when a rule failed to run (as `check` exits). With --as-of DATE, a sign-off
+    dated after DATE is refused."""
     from linter.engine.review import today
     from linter.engine.rules import pack_digest
     from linter.signoff.records import Rules, SignoffError, check, report
@@ -500,10 +503,11 @@ def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: s
     doc, review = _reviewed(file, pack, config=config, on=on)
     rules = Rules({r.id for r in pack.rules if r.spec.never_skip}, review.deselected, allow_pending)
     try:
-        verdict = check(doc, pack_digest(pack), review.results, allowed_signers, config, rules)
+        verdict = check(doc, pack_digest(pack), review.results, allowed_signers, config, rules, on)
     except SignoffError as exc:
         _error(f"hwlint: {exc}")
         raise Exit(2) from None
+    verdict.rule_errors = list(review.rule_errors)
     if on is not None:
         _, now = _reviewed(file, pack, config=config)
         verdict.as_of = on.isoformat()
@@ -511,7 +515,7 @@ def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: s
     if allow_pending or verdict.allowed_pending:
         verdict.allow_pending = True
     _echo(report(shown(file), verdict), nl=False)
-    raise Exit(0 if verdict.ok else 1)
+    raise Exit(2 if verdict.rule_errors else 0 if verdict.ok else 1)  # a rule that failed to run: as check exits
 
 
 SIZE_HELP = """Work back from a training goal to a configuration that passes `hwlint check`.

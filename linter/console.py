@@ -620,11 +620,11 @@ def report_files(outputs: list[tuple[str, str | None]], output: str | None) -> l
 
 
 def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any,
-             sources: dict[str, bytes] | None = None) -> list[Any]:
+             sources: dict[str, bytes] | None = None, judge: Any = None) -> list[Any]:
     from linter.engine.changes import BaseError, against_ref
 
     try:
-        return against_ref(reviews, ref, pack, tier, selected, config, sources)
+        return against_ref(reviews, ref, pack, tier, selected, config, sources, judge)
     except BaseError as exc:
         _error(f"hwlint: {exc}")
         raise Exit(2) from None
@@ -749,7 +749,8 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
             reviewed.close()
             progress.close()
         reviewed_all = True
-        changes = _changes_by_group(kept or [], group_of, base, tier, read_in) if base is not None else None
+        changes = _changes_by_group(kept or [], group_of, base, tier, read_in,
+                                    None if config_file or isolated else build) if base is not None else None
         for (fmt, path), report, target in zip(outputs, writers, targets):
             if report is None:
                 write(fmt, kept or [], pack, target.write, changes=changes, **options)
@@ -785,7 +786,24 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
             if spool is not None:
                 spool.close()
     code = max(group.tally.code(fail_on or group.config.fail_on or "error") for group in groups)
+    code = max(code, relaxed_code(changes or [], fail_on))
     raise Exit(0 if exit_zero and code == 1 else code)
+
+
+def relaxed_code(changes: list[Any], fail_on: str | None) -> int:
+    """1 when a finding passes only because a setting was relaxed and fails at --fail-on (else
+    the base config's fail_on, else error), as an introduced finding fails the run; and when
+    the config relaxed fail_on itself, 1 for any finding at the base's level; else 0."""
+    for change in changes:
+        if change is None:
+            continue
+        threshold = SEVERITY_RANK[fail_on or change.base_fail_on or "error"]
+        failing = [r for r, _, _ in change.by_relaxation]
+        if fail_on is None and any(c.key == "fail_on" and c.direction == "relaxes" for c in change.config):
+            failing += [*change.introduced, *change.still_open]
+        if any(SEVERITY_RANK[r.severity] >= threshold for r in failing):
+            return 1
+    return 0
 
 
 def _reviewed(paths: list[str], group_of: list[Group], review_files: Any, progress: Progress, tier: str | None,
@@ -817,12 +835,28 @@ def _reviewed(paths: list[str], group_of: list[Group], review_files: Any, progre
 
 
 def _changes_by_group(reviews: list[Any], group_of: list[Group], base: str, tier: str | None,
-                      read_in: dict[str, bytes]) -> list[Any]:
-    """The base diff of each review, each under its own group's pack, selection and config."""
+                      read_in: dict[str, bytes], build: Any = None) -> list[Any]:
+    """The base diff of each review, each under its own group's pack, selection and config;
+    with `build` (a config -> its Group), each base version under the config that governed it
+    at the base (not with --config or --isolated: then both are judged under that one)."""
     out: list[Any] = [None] * len(reviews)
+    built: dict[Any, Any] = {}
+
+    def judge(config: Any) -> tuple[Any, Any]:
+        if id(config) not in built:
+            try:
+                built[id(config)] = (config, build(config))  # the config kept, so its id stays its own
+            except Exit:
+                _error(f"hwlint: (that is the config {config.path or '(none)'} as it was at --base {base}, which judges "
+                       "the base version; its rule and catalog folders are read from the working tree)")
+                raise
+        group = built[id(config)][1]
+        return group.pack, group.selected
+
     for group in dict.fromkeys(group_of):
         at = [i for i, g in enumerate(group_of) if g is group]
-        found = _changes([reviews[i] for i in at], base, group.pack, tier, group.selected, group.config, read_in)
+        found = _changes([reviews[i] for i in at], base, group.pack, tier, group.selected, group.config, read_in,
+                         judge if build is not None else None)
         for i, change in zip(at, found):
             out[i] = change
     return out

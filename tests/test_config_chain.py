@@ -83,8 +83,14 @@ def test_a_one_line_nested_config_keeps_the_roots_signatures_signers_and_roles(h
     ("signoff: {require_signatures: false}\n", 1, "signoff.require_signatures", "true", "false"),
     ("signoff: {roles_per_signer: 3}\n", 1, "signoff.roles_per_signer", "1", "3"),
     ("allow_relaxing: [power_headroom_pct]\n", 1, "allow_relaxing", "[]", "[power_headroom_pct]"),
+    ("catalog: [parts]\n", 1, "catalog", "[]", "[clusters/parts]"),  # a team catalog may stand in for built-in parts
+    ("waivers: {approvers: [mallory@example.com]}\n", 1, "waivers.approvers", "[]", "[mallory@example.com]"),
 ])
 def test_a_nested_config_that_relaxes_the_roots_is_a_config_error(hwlint, repo, nested, line, key, old, new):
+    if key == "waivers.approvers":  # the root names who may approve; a nested list with others in it relaxes that
+        (repo / ".hwlint.yaml").write_text(ROOT_CONFIG + "waivers: {approvers: [cto@example.com]}\n")
+        old = "[cto@example.com]"
+    (repo / "clusters" / "parts").mkdir()
     (repo / "clusters" / ".hwlint.yaml").write_text(nested)
     run = hwlint("check", MANIFEST)
     assert run.code == 2, run.out + run.err
@@ -206,10 +212,11 @@ def states(run) -> dict[str, str]:
     ("policy: {power_headroom_pct: 21}\nfail_on: error\nignore: [OPS]\nsignoff: {roles: [technical lead, facilities, finance]}\n",
      "ignore: [] → [OPS] (relaxes)"),
     ("policy: {power_headroom_pct: 21}\nfail_on: error\n", None),  # the roles now the defaults: the same three
-    ("policy: {power_headroom_pct: 21}\nfail_on: error\nsignoff: {roles: [technical lead, finance]}\n",
-     "roles: [technical lead, facilities, finance] → [technical lead, finance] (relaxes)"),
+    ("policy: {power_headroom_pct: 21}\nfail_on: error\nsignoff: {roles: [technical lead, facilities, finance]}\n"
+     "catalog: [parts]\n", "catalog: [] → [parts] (relaxes)"),
 ])
 def test_a_config_change_that_relaxes_makes_every_signoff_stale(hwlint, signed, config, change):
+    (signed / "parts").mkdir()
     (signed / ".hwlint.yaml").write_text(config)
     run = hwlint("verify", MANIFEST)
     if change is None:

@@ -129,6 +129,37 @@ class Changes:
     settings: list[Setting] = field(default_factory=list)
     # (old finding, its status now, why): no longer failing because of a setting, so not resolved
     not_fixed: list[tuple[Result, str, str]] = field(default_factory=list)
+    # the config that governed each version (path or None) and each key that differs
+    config_files: tuple[str | None, str | None] = (None, None)
+    config: list[ConfigChange] = field(default_factory=list)
+    # (the finding as the base's settings judge the new version, its status now, the relaxed
+    # settings named): it fails under the base's config or manifest settings and passes only
+    # because they were relaxed; never resolved, never unchanged
+    by_relaxation: list[tuple[Result, str, str]] = field(default_factory=list)
+    base_fail_on: str | None = None  # the base config's fail_on: a relaxed finding fails the run at it
+    fields: list[FieldChange] = field(default_factory=list)  # what the manifest's own values did
+
+
+@record
+class ConfigChange:
+    """One key of the governing config that differs between the base and the new version."""
+
+    key: str  # e.g. "policy.power_headroom_pct", "signoff.roles", "ignore"
+    old: Any
+    new: Any
+    direction: str  # "relaxes", "tightens" or "neutral" (changes nothing that is judged)
+
+
+@record
+class FieldChange:
+    """One value of the manifest that differs: its path, old and new (None: absent), and how
+    much of each budget move it makes on its own (budget key -> change), when measured."""
+
+    path: str
+    old: Any
+    new: Any
+    budget: dict[str, float | int] = field(default_factory=dict)
+    steps: tuple[Any, ...] = ()  # the path as keys and indexes
 
 
 @record
@@ -164,14 +195,18 @@ def rechecker(doc: Document | None, pack: Any, tier: str | None, selected: Any, 
 
 
 def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, Any] | None = None,
-            recheck: Recheck | None = None) -> Changes:
+            recheck: Recheck | None = None, config: list[ConfigChange] | None = None,
+            under_base_config: Callable[[], Review] | None = None) -> Changes:
     """Findings (status fail) keyed by rule and manifest path; `old` None: a new manifest.
 
     When the new version cannot be reviewed (a YAML or schema problem stops the review before
     the rules run), the rules' old findings are not resolved, only unknown: they are left out.
     `old_settings` (settings_of the base version) and `recheck` (the new version reviewed again
     with some keys replaced) tell a fix from a change of policy or tier; without them, only
-    waivers and tier skips are told apart.
+    waivers and tier skips are told apart. `config` (config_changes of the two versions' configs)
+    and `under_base_config` (the new version reviewed under the base's config) find what fails
+    only under the base's config: introduced by relaxation, as is what fails under the base
+    version's own policy and tier and did not fail before.
     """
     reviewed = not new.file_findings
     before = {key(r): r for r in (old.results if old else []) if r.status == "fail" and (reviewed or r.layer == "FILE")}
@@ -194,29 +229,43 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
                 for k, label, unit, _ in BUDGET if old_budget.get(k) is not None or new_budget[k] is not None],
     )
     gone = [(k, r, now.get(k) or by_rule.get(r.rule_id)) for k, r in before.items() if k not in after]
+    changes.config = list(config or [])
     if old is None or not reviewed:
         changes.resolved = [(r, result.status if result else "gone") for _, r, result in gone]
         changes.settings = _deselection(new)
+        if reviewed and under_base_config is not None and any(c.direction == "relaxes" for c in changes.config):
+            # a new manifest: what fails only under the base's config was let in by its relaxation
+            for k, r in ((key(r), r) for r in under_base_config().results if r.status == "fail"):
+                if k not in after:
+                    result = now.get(k) or by_rule.get(r.rule_id)
+                    changes.by_relaxation.append((r, result.status if result else "gone", _config_why(changes.config)))
         return changes
     policy = _policy_changes(old, new)
     tier_moved = old.tier != new.tier
     # Which settings, put back as they were, make a finding fail again: each on its own, then together.
     kinds = [k for k, moved in (("policy", bool(policy)), ("tier", tier_moved)) if moved]
-    fails_again: dict[str, set[tuple[str, str]]] = {}
-    if recheck is not None and old_settings is not None and kinds and any(
-            result is not None and result.status != "waived" for _, _, result in gone):
+    fails_again: dict[str, dict[tuple[str, str], Result]] = {}
+    if recheck is not None and old_settings is not None and kinds:
         singles = [(k,) for k in kinds] + ([tuple(kinds)] if len(kinds) > 1 else [])
         for combo in singles:
             again = recheck({k: old_settings.get(k) for k in combo})
-            fails_again[" and ".join(combo)] = {key(r) for r in again.results if r.status == "fail"}
+            fails_again[" and ".join(combo)] = {key(r): r for r in again.results if r.status == "fail"}
             if len(combo) == len(kinds):
                 _settings_budget(changes.budget, budget_figures(again))
+    relaxed = [c for c in changes.config if c.direction == "relaxes"]
+    by_config: dict[tuple[str, str], Result] = {}
+    if relaxed and under_base_config is not None:
+        by_config = {key(r): r for r in under_base_config().results if r.status == "fail"}
+    config_why = _config_why(changes.config)
     moved_by: dict[str, list[str]] = {"policy": [], "tier": [], "waiver": []}
     for k, r, result in gone:
         status = result.status if result else "gone"
         why = ""
         if status == "waived":
             why, kind = "waived" + (f" until {result.waiver.get('expires')}" if result and result.waiver else ""), "waiver"
+        elif k in by_config:
+            changes.by_relaxation.append((by_config[k], status, config_why))
+            continue
         elif status == "skipped" and tier_moved and result is not None and result.reason.startswith("applies at"):
             why, kind = f"it does not apply at {new.tier} (it was judged at {old.tier})", "tier"
         else:
@@ -230,6 +279,21 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
                 moved_by[one].append(r.rule_id)
         else:
             changes.resolved.append((r, status))
+    # What the change brings that only the relaxed settings keep from failing: it fails under
+    # the base's config, or with the base version's own policy and tier, and failed nowhere before.
+    masked = {**{k: (r, "") for combo, found in fails_again.items() for k, r in found.items()},
+              **{k: (r, config_why) for k, r in by_config.items()}}
+    for k, (r, why) in masked.items():
+        if k in before or k in after:
+            continue
+        if not why:
+            combo = next(c for c, found in fails_again.items() if k in found)
+            why = "passes only " + _because(combo, policy, old, new).replace(
+                "(with the base version's settings it still fails)", "(with the base version's settings it fails)")
+            for one in combo.split(" and "):
+                moved_by[one].append(r.rule_id)
+        result = now.get(k) or by_rule.get(r.rule_id)
+        changes.by_relaxation.append((r, result.status if result else "gone", why))
     for name, (was, now_value, text) in policy.items():
         changes.settings.append(Setting("policy", text, sorted(set(moved_by["policy"]))))
     if tier_moved:
@@ -246,6 +310,8 @@ def _policy_changes(old: Review, new: Review) -> dict[str, tuple[Any, Any, str]]
         was, now = old.policy.get(name, {}), new.policy.get(name, {})
         if was.get("value") == now.get("value"):
             continue
+        if "manifest" not in (was.get("source"), now.get("source")):
+            continue  # moved by the config alone: its own section (config_changes) says so
         unit = now.get("unit") or was.get("unit") or ""
 
         def shown(entry: dict[str, Any]) -> str:
@@ -259,6 +325,23 @@ def _policy_changes(old: Review, new: Review) -> dict[str, tuple[Any, Any, str]]
 
         out[name] = (was.get("value"), now.get("value"), f"policy {name} went from {shown(was)} to {shown(now)}")
     return out
+
+
+def _config_why(config: list[ConfigChange]) -> str:
+    """Why a finding is introduced-by-relaxation of the config: the relaxing keys, old and new."""
+    return "passes only because the config was relaxed (" + "; ".join(
+        f"{c.key} {_shown_value(c.old)} -> {_shown_value(c.new)}" for c in config if c.direction == "relaxes") + \
+        "): it fails under the base's config"
+
+
+def _shown_value(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return num(value, 4)
+    if isinstance(value, (list, tuple, set)):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
 
 
 def _unit(unit: str) -> str:
@@ -344,6 +427,28 @@ def _settings_budget(budget: list[Delta], without: dict[str, Any]) -> None:
             delta.without_settings = figure
 
 
+def config_changes(old: Any, new: Any) -> list[ConfigChange]:
+    """Each key of the governing config that differs between `old` (the base's) and `new`,
+    old and new, marked relaxes or tightens as a sign-off judges it (config.settings and
+    config.compare: one place says which way a change moves the gate); besides those, the
+    exclusions (a file they leave out is not reviewed: more of them relaxes) and docs_url
+    (neutral: it changes nothing that is judged)."""
+    from linter.manifest.config import compare, config_key, settings
+
+    out = [ConfigChange(config_key(c.key), c.old, c.new, "relaxes" if c.relaxes else "tightens")
+           for c in compare(settings(old), settings(new))]
+    if old.exclude != new.exclude:  # None: the defaults; a list replaces them
+        narrower = old.exclude is not None and (new.exclude is None or not set(new.exclude) - set(old.exclude))
+        out.append(ConfigChange("exclude", old.exclude, new.exclude, "tightens" if narrower else "relaxes"))
+    if set(old.extend_exclude) != set(new.extend_exclude):
+        more = bool(set(new.extend_exclude) - set(old.extend_exclude))
+        out.append(ConfigChange("extend_exclude", list(old.extend_exclude), list(new.extend_exclude),
+                                "relaxes" if more else "tightens"))
+    if old.docs_url != new.docs_url:
+        out.append(ConfigChange("docs_url", old.docs_url, new.docs_url, "neutral"))
+    return out
+
+
 def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: Any, config: Any = None) -> Review:
     """Review manifest bytes that are not on disk (a base version) as if they were `path`."""
     try:
@@ -374,10 +479,95 @@ def versions(old_raw: bytes | None, path: str, pack: Any, tier: str | None, sele
     return review_document(doc, pack, tier, selected, config), doc
 
 
+Judge = Callable[[Any], tuple[Any, Any]]  # a config -> the rule pack and selection it reviews with
+
+
 def compare_documents(old: Review | None, old_doc: Document | None, new: Review, new_doc: Document | None, base: str,
-                      pack: Any, tier: str | None, selected: Any, config: Any = None) -> Changes:
-    """compare(), telling fixes from changed settings with the two versions' documents."""
-    return compare(old, new, base, settings_of(old_doc), rechecker(new_doc, pack, tier, selected, config))
+                      pack: Any, tier: str | None, selected: Any, config: Any = None, old_config: Any = None,
+                      judge: Judge | None = None, attribute: bool = False) -> Changes:
+    """compare(), telling fixes from changed settings with the two versions' documents. With
+    `old_config` (the base's config, when it differs from `config`) and `judge`, the new version
+    is also reviewed under the base's config; with `attribute`, each field change's own share of
+    each budget move is measured (the base version with that one change, reviewed again)."""
+    moved = config_changes(old_config, config) if old_config is not None and config is not None else []
+    under_base = None
+    if moved and new_doc is not None:
+        def under_base() -> Review:
+            base_pack, base_selected = judge(old_config) if judge is not None else (pack, selected)
+            return review_document(new_doc, base_pack, tier, base_selected, old_config)
+    changes = compare(old, new, base, settings_of(old_doc), rechecker(new_doc, pack, tier, selected, config),
+                      moved, under_base)
+    if old_doc is not None and new_doc is not None and isinstance(old_doc.data, dict) and isinstance(new_doc.data, dict):
+        changes.fields = field_changes(old_doc.data, new_doc.data)
+        if attribute and old is not None and changes.reviewed and 0 < len(changes.fields) <= MAX_ATTRIBUTED:
+            _attribute(changes, old, old_doc, pack, tier, selected, old_config if old_config is not None else config)
+    return changes
+
+
+MAX_ATTRIBUTED = 12  # more field changes than this are listed, not measured one at a time
+# what the manifest says and is not hardware, a plan or a price: sign-offs and free text
+_NOT_FIELDS = ("signoff", "signoffs")
+
+
+def field_changes(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[FieldChange]:
+    """Each value that differs between two manifests' data, by path (`storage.write_gbps`,
+    `node_pools[0].count`); a list whose length changed is one change of the whole list."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in [*old, *(k for k in new if k not in old)]:
+            if not path and k in _NOT_FIELDS:
+                continue
+            out += field_changes(old.get(k), new.get(k), (*path, k))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [c for i, (a, b) in enumerate(zip(old, new)) for c in field_changes(a, b, (*path, i))]
+    if old == new and type(old) is type(new):
+        return []
+    return [FieldChange(_path_text(path), old, new, steps=path)]
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def _with_change(data: dict[str, Any], steps: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    """A copy of `data` with the value at `steps` replaced (None: removed)."""
+    import copy
+
+    out = copy.deepcopy(data)
+    holder: Any = out
+    for step in steps[:-1]:
+        holder = holder[step]
+    if value is None and isinstance(holder, dict):
+        holder.pop(steps[-1], None)
+    else:
+        holder[steps[-1]] = value
+    return out
+
+
+def _attribute(changes: Changes, old: Review, old_doc: Document, pack: Any, tier: str | None, selected: Any,
+               config: Any) -> None:
+    """Each field change's own share of each budget move: the base version with that one change."""
+    before = budget_figures(old)
+    moving = {d.key: d for d in changes.budget if d.change}
+    if not moving:
+        return
+    for change in changes.fields:
+        data = _with_change(old_doc.data, change.steps, change.new)
+        figures = budget_figures(review_document(replace(old_doc, data=data), pack, tier, selected, config))
+        for k, delta in moving.items():
+            was, now = before.get(k), figures.get(k)
+            if was is None or now is None or was == now:
+                continue
+            if delta.unit == "date":
+                part: float | int = (dt.date.fromisoformat(str(now)) - dt.date.fromisoformat(str(was))).days
+            else:
+                part = round(now - was, 6)
+            if part:
+                change.budget[k] = part
 
 
 def _repository(folder: Path) -> Path | None:
@@ -418,6 +608,19 @@ def _cat_file(root: Path, names: list[str]) -> list[tuple[str, bytes]]:
 def read_bases(files: list[str], ref: str) -> list[bytes | None]:
     """The bytes of each of `files` at git revision `ref` (None where a file did not exist
     there), read with one git process per repository, so one for the usual run."""
+    return read_versions(files, ref)[0]
+
+
+BaseConfig = tuple[Path, bytes] | None  # the config file (as on disk) and its bytes at the base; None: no config there
+
+
+def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[BaseConfig]]:
+    """The bytes of each of `files` at git revision `ref`, and the config that governed each
+    there: the nearest `.hwlint.yaml` or `pyproject.toml` with [tool.hwlint] walking up from
+    its folder, as of `ref` (config.find's rule); above the repository, the one on disk. All
+    read by the same one git process per repository."""
+    from linter.manifest.config import NAMES, _may_define_tool_hwlint, find
+
     if not ref or ref.startswith("-") or "\n" in ref:
         raise BaseError(f"--base {ref!r} is not a git revision")
     by_root: dict[Path, list[tuple[int, str]]] = {}
@@ -433,9 +636,17 @@ def read_bases(files: list[str], ref: str) -> list[bytes | None]:
             raise BaseError(f"{file}: git cannot be asked for a path with a line break in it")
         by_root.setdefault(root, []).append((index, inside))
     out: list[bytes | None] = [None] * len(files)
+    configs: list[BaseConfig] = [None] * len(files)
     for root, wanted in by_root.items():
-        # The first answer says whether REF names a commit at all; the others are the files.
-        answers = _cat_file(root, [f"{ref}^{{commit}}"] + [f"{ref}:{inside}" for _, inside in wanted])
+        # Each folder from a file's own up to the repository's root may hold its config.
+        folders = {index: [str(Path(inside).parent.as_posix()), *(p.as_posix() for p in Path(inside).parent.parents)]
+                   for index, inside in wanted}
+        candidates = list(dict.fromkeys(
+            f"{'' if folder == '.' else folder + '/'}{name}" for index, _ in wanted for folder in folders[index]
+            for name in NAMES))
+        # The first answer says whether REF names a commit at all; then the files, then the configs.
+        answers = _cat_file(root, [f"{ref}^{{commit}}"] + [f"{ref}:{inside}" for _, inside in wanted]
+                            + [f"{ref}:{c}" for c in candidates])
         if answers[0][0] != "commit":
             raise BaseError(f"--base {ref}: no such commit, branch or tag (fetch it first, e.g. git fetch origin {ref})")
         for (index, inside), (kind, content) in zip(wanted, answers[1:]):
@@ -443,28 +654,102 @@ def read_bases(files: list[str], ref: str) -> list[bytes | None]:
                 out[index] = content
             elif kind != "missing":
                 raise BaseError(f"--base {ref}: {files[index]} is a {kind} there, not a file")
-    return out
+        found = {c: content for c, (kind, content) in zip(candidates, answers[1 + len(wanted):]) if kind == "blob"}
+        for index, _ in wanted:
+            configs[index] = _nearest(root, folders[index], found, NAMES, _may_define_tool_hwlint)
+            if configs[index] is None:  # none in the repository then: one above it is the same as now
+                above = find(str(root.parent))
+                if above is not None:
+                    try:
+                        configs[index] = (above, above.read_bytes())
+                    except OSError:
+                        pass
+    return out, configs
+
+
+def _nearest(root: Path, folders: list[str], found: dict[str, bytes], names: tuple[str, ...],
+             may_be_hwlint: Callable[[bytes], bool]) -> BaseConfig:
+    """The nearest config among `found` (repository path -> bytes at the base), as find() chooses."""
+    for folder in folders:
+        for name in names:
+            inside = f"{'' if folder == '.' else folder + '/'}{name}"
+            raw = found.get(inside)
+            if raw is None:
+                continue
+            if name == "pyproject.toml" and not _holds_tool_hwlint(raw, may_be_hwlint):
+                continue
+            return root / inside, raw
+    return None
+
+
+def _holds_tool_hwlint(raw: bytes, may_be_hwlint: Callable[[bytes], bool]) -> bool:
+    if not may_be_hwlint(raw):
+        return False
+    try:
+        import tomllib
+
+        return "hwlint" in (tomllib.loads(raw.decode("utf-8")).get("tool") or {})
+    except Exception:  # noqa: BLE001 - a broken pyproject.toml that may be hwlint's is reported when parsed
+        return True
 
 
 def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, selected: Any,
-                config: Any = None, sources: dict[str, bytes] | None = None) -> list[Changes]:
+                config: Any = None, sources: dict[str, bytes] | None = None, judge: Judge | None = None) -> list[Changes]:
     """The changes of each review against its file's version at `ref`. `sources`: the bytes of
-    reviews not read from disk (standard input), by file name."""
+    reviews not read from disk (standard input), by file name. With `judge` (a config -> the
+    pack and selection it reviews with), each base version is judged under the config that
+    governed it at `ref` (read from git, config.find's rule); without, under `config`."""
     import hashlib
 
-    bases = read_bases([r.file for r in reviews], ref)
+    bases, base_configs = read_versions([r.file for r in reviews], ref)
     out = []
-    for new, raw in zip(reviews, bases):
+    for new, raw, found in zip(reviews, bases, base_configs):
+        old_config, note = (base_config(found, config) if judge is not None else (config, ""))
+        moved = config_changes(old_config, config) if old_config is not config and config is not None else []
+        same_config = not moved and _config_path(old_config) == _config_path(config)
+        base_pack, base_selected = judge(old_config) if judge is not None and not same_config else (pack, selected)
         unchanged = raw is not None and bool(new.digest) and hashlib.sha256(raw).hexdigest() == new.digest
         # The same bytes, judged by the same pack, selection and config as the new version: the
         # base version's review is the new one's (and nothing can have moved). A base judged
-        # otherwise (its own config, say) must be reviewed on its own.
-        old, old_doc = (new, None) if unchanged else versions(raw, new.file, pack, tier, selected, config)
-        new_doc = None if unchanged else document_of(current(new, sources or {}), new.file)
-        changes = compare_documents(old, old_doc, new, new_doc, ref, pack, tier, selected, config)
-        changes.unchanged = unchanged
+        # otherwise (its own config) is reviewed on its own.
+        if unchanged and same_config:
+            old, old_doc, new_doc = new, None, None
+        else:
+            old, old_doc = versions(raw, new.file, base_pack, tier, base_selected, old_config)
+            new_doc = document_of(current(new, sources or {}), new.file)
+        changes = compare_documents(old, old_doc, new, new_doc, ref, pack, tier, selected, config,
+                                    None if same_config else old_config, judge)
+        changes.unchanged = unchanged and same_config
+        changes.config_files = (_config_path(old_config), _config_path(config))
+        changes.base_fail_on = getattr(old_config, "fail_on", None)
+        if note:
+            changes.settings.append(Setting("config", note))
         out.append(changes)
     return out
+
+
+def _config_path(config: Any) -> str | None:
+    return getattr(config, "path", None)
+
+
+def base_config(found: BaseConfig, config: Any) -> tuple[Any, str]:
+    """The config that governed a base version (`found` by read_versions), and a note when it
+    cannot be read (then the current `config` judges the base too, and the note says so)."""
+    from linter.manifest.config import Config, ConfigError, parse_bytes
+
+    if found is None:
+        return Config(), ""
+    path, raw = found
+    if config is not None and config.path and Path(config.path).resolve() == path.resolve():
+        try:
+            if path.read_bytes() == raw:
+                return config, ""  # the same file, unchanged
+        except OSError:
+            pass
+    try:
+        return parse_bytes(raw, path), ""
+    except ConfigError as exc:
+        return config, f"the base's config cannot be read ({exc}), so the base version is judged under the current one"
 
 
 def current(review: Review, sources: dict[str, bytes]) -> bytes | None:

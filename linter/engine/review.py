@@ -253,7 +253,8 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
             review.results.append(result)
         _raise_severities(review.results, config)
         waive = lambda results: apply_waivers(  # noqa: E731
-            results, doc, data.get("waivers", []), pack, on, policy.get("waiver_max_days", {}).get("value"))
+            results, doc, data.get("waivers", []), pack, on, policy.get("waiver_max_days", {}).get("value"),
+            getattr(config, "waiver_approvers", None))
         if compare is not None:
             settled = [replace(r) for r in review.results]  # copies: the waivers apply to the real ones once, below
             waive(settled)

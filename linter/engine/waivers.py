@@ -15,6 +15,7 @@ placed at the waiver's line in the manifest:
 | WVR006 | warning  | the waiver matches no failing result                           |
 | WVR007 | error    | the expiry is not a plain date: it has a time or a time zone   |
 | WVR008 | error    | the expiry is further ahead than policy `waiver_max_days`      |
+| WVR009 | error    | the config's `waivers.approvers` is set and the approver is not in it: the waiver does not apply |
 
 A waiver is valid through its expiry date (inclusive), judged by the date in UTC (the
 review's `today`), whatever the machine's time zone. Its `path` matches the path a result
@@ -42,15 +43,16 @@ TITLE = "Waivers are complete, current and used"
 
 
 def apply_waivers(results: list[Result], doc: Document, waivers: list[dict[str, Any]], pack: RulePack,
-                  today: dt.date, max_days: int | None = None) -> None:
+                  today: dt.date, max_days: int | None = None, approvers: list[str] | None = None) -> None:
     """Turn covered failures into `waived`, and append one finding per problem waiver.
-    `max_days`: how far ahead of `today` an expiry may lie (policy waiver_max_days)."""
+    `max_days`: how far ahead of `today` an expiry may lie (policy waiver_max_days);
+    `approvers`: who may approve one (the config's waivers.approvers; empty: anyone)."""
     findings = []
     written = doc.data.get("waivers") if isinstance(doc.data, dict) else None
     for index, waiver in enumerate(waivers):
         raw = written[index].get("expires") if isinstance(written, list) and index < len(written) \
             and isinstance(written[index], dict) else None
-        finding = _judge(waiver, results, pack, today, raw, max_days)
+        finding = _judge(waiver, results, pack, today, raw, max_days, approvers)
         if finding is not None:
             code, severity, key, message, fix = finding
             line, column = doc.position(("waivers", index, key) if key else ("waivers", index))
@@ -62,7 +64,7 @@ def apply_waivers(results: list[Result], doc: Document, waivers: list[dict[str, 
 
 
 def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today: dt.date, raw_expires: Any = None,
-           max_days: int | None = None) -> tuple[str, str, str, str, str] | None:
+           max_days: int | None = None, approvers: list[str] | None = None) -> tuple[str, str, str, str, str] | None:
     """Apply one waiver; return (code, severity, key to point at, message, fix) if it has a problem.
     `raw_expires` is the expiry as written (the loader keeps a time and zone the model drops)."""
     rule_id = waiver["rule"]
@@ -77,6 +79,11 @@ def _judge(waiver: dict[str, Any], results: list[Result], pack: RulePack, today:
                     "so it does not apply.",
                     f"Write the {REQUIRED[key]} in words ({'who approved the waiver' if key == 'approver' else 'why the finding is accepted'}), "
                     "or remove the waiver.")
+    if approvers and str(waiver["approver"]).strip().casefold() not in {a.strip().casefold() for a in approvers}:
+        return ("WVR009", "error", "approver",
+                f"The waiver for {rule_id} is approved by {waiver['approver']}, who is not among those the config lets "
+                f"approve a waiver ({', '.join(approvers)}), so it does not apply.",
+                "Have one of them approve the waiver and name them as its approver, or fix the finding.")
     if isinstance(raw_expires, str) and "T" in raw_expires:
         zone = raw_expires[19:].lstrip(".0123456789")
         what = f"a time and the time zone {zone}" if zone else "a time"

@@ -31,6 +31,8 @@ docs_url: https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md   # SARIF lin
 exclude: [archive]           # what a folder's search skips, replacing the defaults (venv, build, dist, ...)
 extend_exclude: [drafts/*.hw.yaml]   # added to the defaults (ruff's spelling extend-exclude too)
 allow_nested_relaxing: [power_headroom_pct, roles]   # root config only: what a nested config may relax
+waivers:
+  approvers: [cto@example.com]   # who may approve a manifest's waiver (default: anyone); others are WVR009
 signoff:
   roles: [technical lead, facilities, finance]   # required; a manifest may add roles, not drop them
   allowed_signers: keys/allowed_signers           # ssh-keygen's allowed-signers file (git's format)
@@ -64,16 +66,17 @@ from linter.paths import relative
 from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
-TOP_KEYS = ("policy", "allow_relaxing", "allow_nested_relaxing", "rules", "select", "ignore", "severity", "fail_on", "catalog", "docs_url",
-            "signoff", "exclude", "extend_exclude", "extend-exclude")
+TOP_KEYS = ("policy", "allow_relaxing", "allow_nested_relaxing", "rules", "select", "ignore", "severity", "fail_on", "catalog",
+            "docs_url", "signoff", "exclude", "extend_exclude", "extend-exclude", "waivers")
+WAIVER_KEYS = ("approvers",)
 SIGNOFF_KEYS = ("roles", "allowed_signers", "signers", "roles_per_signer", "require_signatures")
 FAIL_ON = ("error", "warning", "info")
 ROLES_KEY = "signoff_roles"
 DEFAULT_ROLES = ("technical lead", "facilities", "finance")  # who signs when no config says
 # what a nested config may relax when the root config names it under allow_nested_relaxing
 # (besides every policy name); a settings() key is named by its first part
-NESTED_RELAXABLE = ("allow_relaxing", "select", "ignore", "severity", "fail_on", "roles", "allowed_signers", "signers",
-                    "roles_per_signer", "require_signatures")
+NESTED_RELAXABLE = ("allow_relaxing", "select", "ignore", "severity", "fail_on", "catalog", "waivers", "roles",
+                    "allowed_signers", "signers", "roles_per_signer", "require_signatures")
 _FULL_ID = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")  # the manifest's policy key for its sign-off roles
 
 
@@ -107,6 +110,7 @@ class Config:
     chain: list[tuple[str, str]] = field(default_factory=list)  # (file, sha256 of its bytes), the root config first
     origin: dict[str, str] = field(default_factory=dict)  # settings() key -> the file that set it
     given: dict[str, tuple[int, int]] = field(default_factory=dict)  # settings() key -> (line, column) in this file
+    waiver_approvers: list[str] = field(default_factory=list)  # waivers.approvers: who may approve a waiver ([]: anyone)
 
     @property
     def where(self) -> str:
@@ -276,6 +280,35 @@ def load(path: Path, final: bool = True) -> Config:
     return config
 
 
+def parse_bytes(raw: bytes, path: Path) -> Config:
+    """A config from its bytes as they were elsewhere (a git revision's `.hwlint.yaml` or
+    `pyproject.toml`), read as `load` reads the file at `path`; its folders are relative to
+    `path`'s folder. ConfigError as `load`'s."""
+    from linter.manifest.loader import InputError, load_bytes
+
+    path = Path(relative(path))
+    position: Callable[[tuple], tuple[int, int]]
+    if path.name.endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11 or later") from None
+        try:
+            data = (tomllib.loads(raw.decode("utf-8")).get("tool") or {}).get("hwlint")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        if data is None:
+            raise ConfigError(f"{path}: has no [tool.hwlint] table")
+        position = lambda _: (1, 1)  # noqa: E731 - tomllib keeps no positions
+    else:
+        try:
+            doc = load_bytes(raw, str(path))
+        except InputError as exc:
+            raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
+        data, position = (doc.data if doc.data is not None else {}), doc.position
+    return _parse(data, path, position)
+
+
 def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) -> Config:
     def fail(where: tuple, message: str) -> ConfigError:
         line, column = position(where)
@@ -333,6 +366,8 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         entries = data.get(key) or []
         named = _strings(entries, (key,), fail)
         setattr(config, key, [confined(p, (key, i) if isinstance(entries, list) else (key,)) for i, p in enumerate(named)])
+        if key in data:
+            given(key, (key,))
     for key in ("select", "ignore"):
         listed = data.get(key)
         patterns = [s.strip().upper() for s in _ids(listed, (key,), fail)]
@@ -409,6 +444,14 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
     config.require_signatures = required if required is not None else bool(config.signers or config.allowed_signers)
     if required is not None or config.require_signatures:
         given("require_signatures", ("signoff", "require_signatures") if required is not None else ("signoff",))
+
+    waivers = data.get("waivers") or {}
+    if not isinstance(waivers, dict):
+        raise fail(("waivers",), "give a mapping, e.g. approvers: [cto@example.com]")
+    _known(waivers, WAIVER_KEYS, ("waivers",), fail)
+    config.waiver_approvers = _strings(waivers.get("approvers") or [], ("waivers", "approvers"), fail)
+    if "approvers" in waivers:
+        given("waivers.approvers", ("waivers", "approvers"))
     return config
 
 
@@ -490,12 +533,20 @@ def check_severities(config: Config, severities: dict[str, str]) -> None:
 def settings(config: Config) -> dict[str, Any]:
     """What the config asks of a review and a sign-off, compact and deterministic (JSON
     types, only what differs from no config): `policy.NAME`, `allow_relaxing`, `select`,
-    `ignore`, `severity.ID`, `fail_on`, `roles`, `allowed_signers` (the file's sha256),
-    `signers.ROLE`, `roles_per_signer`, `require_signatures`. A sign-off records it, so that
-    a later config can be told to relax or tighten it (`compare`)."""
+    `ignore`, `severity.ID`, `fail_on`, `rules` and `catalog` (the folders), `waivers.approvers`,
+    `roles`, `allowed_signers` (the file's sha256), `signers.ROLE`, `roles_per_signer`,
+    `require_signatures`. A sign-off records it, so that a later config can be told to relax or
+    tighten it (`compare`); `hwlint check --base` lists the same keys. The exclusions are left
+    out: they are each folder's own, and a file they leave out is not reviewed at all."""
     out: dict[str, Any] = {f"policy.{k}": v for k, v in sorted(config.policy.items())}
     if config.allow_relaxing:
         out["allow_relaxing"] = sorted(config.allow_relaxing)
+    if config.rules:
+        out["rules"] = list(config.rules)
+    if config.catalog:
+        out["catalog"] = list(config.catalog)
+    if config.waiver_approvers:
+        out["waivers.approvers"] = sorted(config.waiver_approvers)
     if config.select:
         out["select"] = list(dict.fromkeys(config.select))
     if config.ignore:
@@ -516,7 +567,7 @@ def settings(config: Config) -> dict[str, Any]:
 
 
 _UNSET = {"fail_on": "error", "roles": list(DEFAULT_ROLES), "roles_per_signer": 1, "require_signatures": False,
-          "allow_relaxing": [], "select": [], "ignore": []}  # a settings() key left out means this
+          "allow_relaxing": [], "select": [], "ignore": [], "rules": [], "catalog": [], "waivers.approvers": []}  # a settings() key left out means this
 
 
 def _covers(pattern: str, rule: str) -> bool:
@@ -530,6 +581,12 @@ def _loosens(key: str, old: Any, new: Any) -> bool:
         return old is not None and (new is None or relaxes(name, old, new))
     if kind in ("allow_relaxing", "ignore"):
         return bool(set(new) - set(old))  # more a manifest may relax, more rules left out
+    if kind == "rules":  # a team rule folder dropped: its rules no longer run
+        return bool(set(old or []) - set(new or []))
+    if kind == "catalog":  # any change: a team entry may stand in for a built-in part, or stop being checked
+        return True
+    if kind == "waivers":  # none listed: anyone may approve a waiver
+        return bool(old) and (not new or bool(set(new) - set(old)))
     if kind == "select":  # a narrower selection leaves rules out; none selects every rule
         return bool(new) and (not old or any(not any(_covers(n, o) for n in new) for o in old))
     if kind == "severity":
@@ -599,7 +656,7 @@ def settings_digest(values: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _config_key(key: str) -> str:
+def config_key(key: str) -> str:
     """The config file's spelling of a settings() key."""
     kind, _, name = key.partition(".")
     if kind in ("roles", "allowed_signers", "roles_per_signer", "require_signatures"):
@@ -630,6 +687,7 @@ def nested(parent: Config, child: Config) -> Config:
         catalog=[*parent.catalog, *(c for c in child.catalog if c not in parent.catalog)],
         docs_url=child.docs_url or parent.docs_url,
         exclude=child.exclude, extend_exclude=list(child.extend_exclude),  # the nearest config's own
+        waiver_approvers=list(child.waiver_approvers) if "waivers.approvers" in child.given else list(parent.waiver_approvers),
         roles=list(child.roles) if "roles" in child.given else list(parent.roles),
         allowed_signers=child.allowed_signers or parent.allowed_signers,
         allowed_signers_digest=child.allowed_signers_digest if child.allowed_signers else parent.allowed_signers_digest,
@@ -661,7 +719,7 @@ def nested(parent: Config, child: Config) -> Config:
             continue
         line, column = child.given.get(change.key, (1, 1))
         raise ConfigError(
-            f"{child.path}:{line}:{column}: {_config_key(change.key)}: {shown(change.new)} relaxes "
+            f"{child.path}:{line}:{column}: {config_key(change.key)}: {shown(change.new)} relaxes "
             f"{shown(change.old)}" + (f", set in {parent.origin[change.key]}" if change.key in parent.origin else
                                        f", inherited from {root}") + "; a nested config may add and tighten "
             f"only (to let nested configs relax it, the root config {root} lists {allowance} under allow_nested_relaxing)")

@@ -34,10 +34,56 @@ def _figure(value: float | int | str | None, unit: str) -> str:
 SETTINGS_TITLE = "What the reviewers changed (settings, not fixes)"
 
 
+CONFIG_TITLE = "What the config change does"
+FIELDS_SHOWN = 30  # changed fields listed in text and Markdown; the JSON has every one
+RELAXED = "introduced-by-relaxation"
+
+
 def counts(changes: Changes) -> str:
     moved = f", {len(changes.not_fixed)} no longer failing because of the settings" if changes.not_fixed else ""
-    return (f"{len(changes.introduced)} introduced, {len(changes.resolved)} resolved, "
+    relaxed = f", {len(changes.by_relaxation)} {RELAXED}" if changes.by_relaxation else ""
+    return (f"{len(changes.introduced)} introduced{relaxed}, {len(changes.resolved)} resolved, "
             f"{len(changes.still_open)} still open{moved}")
+
+
+def value(v: Any) -> str:
+    """A config or manifest value in one line: numbers as the reports write them."""
+    if v is None:
+        return "unset"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return num(v, 4)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {value(x)}" for k, x in v.items()) + "}"
+    return one_line(str(v))
+
+
+def config_files(changes: Changes) -> str:
+    """Which config governed each version, in words."""
+    was, now = (f or "no config" for f in changes.config_files)
+    return f"{was} (base) -> {now} (this version)" if was != now else f"{now}, changed"
+
+
+def attribution(changes: Changes, key: str) -> str:
+    """'; by field: storage.write_gbps 10 -> 0.5: -11 days' for the field changes that move
+    budget `key` on their own, or the changed fields listed when none does alone; nothing when
+    only one field changed (the move is all its own)."""
+    delta = next((d for d in changes.budget if d.key == key), None)
+    if delta is None or not delta.change or len(changes.fields) < 2:
+        return ""  # one field change: it is the whole move, listed beside it
+    parts = [(f, f.budget[key]) for f in changes.fields if key in f.budget]
+    if not parts:  # no one change moves it on its own (or it was not measured): the changes beside it
+        named = [f.path for f in changes.fields[:5]]
+        more = len(changes.fields) - len(named)
+        return "; with the field changes " + ", ".join(named) + (f" and {more} more" if more else "")
+    text = "; by field: " + "; ".join(f"{f.path} {value(f.old)} -> {value(f.new)}: {_signed(part, delta.unit)}"
+                                      for f, part in parts)
+    if abs(sum(part for _, part in parts) - delta.change) > 1e-6:
+        text += "; the rest from the changes together"
+    return text
 
 
 def _settings_note(d: Any) -> str:
@@ -63,10 +109,18 @@ def render_text(all_changes: list[Changes]) -> str:
         for d in c.budget:
             if d.change != 0:
                 lines.append(f"  budget: {d.label}: {_figure(d.old, d.unit)} -> {_figure(d.new, d.unit)} "
-                             f"({_signed(d.change, d.unit)}{_settings_note(d)})")
+                             f"({_signed(d.change, d.unit)}{_settings_note(d)}{attribution(c, d.key)})")
         lines += [f"  setting: {s.text}" + (f" (moves {', '.join(s.rules)})" if s.rules and s.kind != "deselected" else "")
                   for s in c.settings]
         lines += [f"  not fixed: {r.rule_id} at {r.path or 'the file'} (now {status}) {why}" for r, status, why in c.not_fixed]
+        if c.config:
+            lines.append(f"  config: {config_files(c)}")
+            lines += [f"  config: {x.key}: {value(x.old)} -> {value(x.new)} ({x.direction})" for x in c.config]
+        lines += [f"  {RELAXED}: {shown(r.file)}:{r.line}:{r.column}: {r.rule_id} {r.severity} (now {status}) {why}: "
+                  f"{one_line(r.message)}" for r, status, why in c.by_relaxation]
+        lines += [f"  field: {f.path}: {value(f.old)} -> {value(f.new)}" for f in c.fields[:FIELDS_SHOWN]]
+        if len(c.fields) > FIELDS_SHOWN:
+            lines.append(f"  and {len(c.fields) - FIELDS_SHOWN} more changed fields (the JSON lists them all)")
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -78,6 +132,7 @@ def render_markdown(all_changes: list[Changes]) -> str:
         if not c.reviewed:
             out.append(f"> {UNREVIEWED}\n")
         rows = [("🆕 introduced", r, "") for r in c.introduced]
+        rows += [(f"🔓 {RELAXED}", r, f" (now {md(status)}: {md(why)})") for r, status, why in c.by_relaxation]
         rows += [("✅ resolved", r, f" (now {md(status)})") for r, status in c.resolved]
         rows += [("⏳ still open", r, "") for r in c.still_open]
         if rows:
@@ -88,7 +143,18 @@ def render_markdown(all_changes: list[Changes]) -> str:
         if c.budget:
             out.append("| Budget | Before | After | Change |\n| --- | --- | --- | --- |")
             out += [f"| {md(d.label)} | {md(_figure(d.old, d.unit))} | {md(_figure(d.new, d.unit))} | "
-                    f"{md(_signed(d.change, d.unit) + _settings_note(d))} |" for d in c.budget]
+                    f"{md(_signed(d.change, d.unit) + _settings_note(d) + attribution(c, d.key))} |" for d in c.budget]
+            out.append("")
+        if c.config:
+            out.append(f"### {CONFIG_TITLE}\n\n{md(config_files(c))}\n")
+            out.append("| Config key | Before | After | Effect |\n| --- | --- | --- | --- |")
+            out += [f"| {md(x.key)} | {md(value(x.old))} | {md(value(x.new))} | {md(x.direction)} |" for x in c.config]
+            out.append("")
+        if c.fields:
+            out.append("| Field | Before | After |\n| --- | --- | --- |")
+            out += [f"| {md(f.path)} | {md(value(f.old))} | {md(value(f.new))} |" for f in c.fields[:FIELDS_SHOWN]]
+            if len(c.fields) > FIELDS_SHOWN:
+                out.append(f"| … and {len(c.fields) - FIELDS_SHOWN} more (the JSON lists them all) | | |")
             out.append("")
         if c.settings or c.not_fixed:
             out.append(f"### {SETTINGS_TITLE}\n")
@@ -119,5 +185,11 @@ def as_json(changes: Changes) -> dict[str, Any]:
                     "from_settings": d.settings_part} for d in changes.budget],
         "settings": [{"kind": s.kind, "text": s.text, "rules": list(s.rules)} for s in changes.settings],
         "not_fixed": [{**finding(r), "status_now": status, "why": why} for r, status, why in changes.not_fixed],
+        "introduced_by_relaxation": [{**finding(r), "status_now": status, "why": why}
+                                     for r, status, why in changes.by_relaxation],
+        "config": {"base": changes.config_files[0], "new": changes.config_files[1],
+                   "changes": [{"key": x.key, "old": x.old, "new": x.new, "direction": x.direction}
+                               for x in changes.config]},
+        "fields": [{"path": f.path, "old": f.old, "new": f.new, "budget": dict(f.budget)} for f in changes.fields],
     }
 

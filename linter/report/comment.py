@@ -55,13 +55,27 @@ def _changed(change: Any) -> str:
         return "new"
     if change.unchanged:
         return "unchanged"
-    return f"{len(change.introduced)} introduced, {len(change.resolved)} resolved"
+    relaxed = f", {len(change.by_relaxation)} {diff.RELAXED}" if change.by_relaxation else ""
+    config = ", config relaxed" if any(c.direction == "relaxes" for c in change.config) else (
+        ", config changed" if change.config else "")
+    return f"{len(change.introduced)} introduced{relaxed}, {len(change.resolved)} resolved{config}"
+
+
+def _standing(review: Review, change: Any) -> tuple[int, str]:
+    """The manifest's rank and verdict; a finding that passes only because a setting was
+    relaxed counts as failing (an error one: changes needed), never as ready for sign-off."""
+    relaxed = change.by_relaxation if change is not None else []
+    if relaxed and rank(review) > 0:
+        if any(r.severity == "error" for r, _, _ in relaxed):
+            return 0, f"❌ changes needed: passes only because a setting was relaxed ({len(relaxed)} {diff.RELAXED})"
+        return min(rank(review), 1), f"⚠️ warnings pass only because a setting was relaxed ({len(relaxed)} {diff.RELAXED})"
+    return rank(review), verdict(review)
 
 
 def _cells(review: Review, change: Any, with_base: bool) -> list[str]:
     """A manifest's row of the verdict table but its last cell (where its details are)."""
     pending = sum(r.status == "pending" for r in review.results)
-    cells = [code(review.file), verdict(review), str(_count(review, "error")), str(_count(review, "warning")),
+    cells = [code(review.file), _standing(review, change)[1], str(_count(review, "error")), str(_count(review, "warning")),
              str(pending)]
     if with_base:
         cells.append(_changed(change))
@@ -128,12 +142,12 @@ class Stream:
         return human(self.notes.number(text))
 
     def add(self, review: Review) -> None:
-        standing = rank(review)
+        change = self.by_file.get(review.file)
+        standing, said = _standing(review, change)
         self.tally[standing] += 1
         self.configs.add(review)
         if standing not in self.verdicts:
-            self.verdicts[standing] = verdict(review)
-        change = self.by_file.get(review.file)
+            self.verdicts[standing] = said
         if self.with_base and getattr(change, "unchanged", False):
             self.unchanged += 1
             self.unchanged_failing += standing < 2

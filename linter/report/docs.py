@@ -69,6 +69,9 @@ FILE_CHECKS: dict[str, tuple[str, str, str]] = {
     "WVR008": ("A waiver expires within the policy's maximum",
                "An expiry further ahead than policy `waiver_max_days` (730 days by default) does not apply.",
                "Set an earlier expiry and renew the waiver when it comes."),
+    "WVR009": ("A waiver is approved by one the config allows",
+               "When the config sets `waivers.approvers`, a waiver whose approver is not in that list does not apply.",
+               "Have one of the listed approvers approve the waiver, or fix the finding."),
 }
 
 

@@ -201,10 +201,12 @@ class Verdict:
     as_of: str = ""
     allow_pending: bool = False  # --allow-pending was given (the output says so)
     config: str = ""  # the configs in effect, in words (linter.manifest.config.described)
+    rule_errors: list[str] = field(default_factory=list)  # rules that failed to run: nothing is vouched for
+    dropped: list[tuple[str, str]] = field(default_factory=list)  # (role, how) required when signed, not now
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.blocking or self.pending or self.deselected)
+        return not (self.missing or self.blocking or self.pending or self.deselected or self.rule_errors or self.dropped)
 
 
 def blocking(results: list[Result]) -> list[Result]:
@@ -223,7 +225,9 @@ class Rules:
 
 
 def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers: str | None = None,
-          config: Any = None, rules: Rules | None = None) -> Verdict:
+          config: Any = None, rules: Rules | None = None, as_of: dt.date | None = None) -> Verdict:
+    """The verdict on `doc`'s sign-offs. `as_of` (verify --as-of): a sign-off dated after it is
+    refused, since the review it vouches for is judged as of that earlier day."""
     from linter.manifest.config import Config
 
     config = config or Config()
@@ -257,9 +261,18 @@ def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers:
             item.state, note, item.principal = _verify_signature(
                 record, signers, config.signers, "--allowed-signers" if allowed_signers else config.path)
             item.why.append(note)
+        elif config.signers and item.name not in config.signers.get(item.role, []):
+            listed = config.signers.get(item.role)
+            item.state = "refused"
+            item.why.append(f"{item.name} may not sign as {item.role} (signoff.signers in {config.path} allows: "
+                            f"{', '.join(listed) if listed else 'nobody'})")
         elif record.get("signature"):
             item.why.append("signed; give --allowed-signers to check the signature")
         item.why += tightened
+        if as_of is not None and item.date > as_of.isoformat():
+            item.state = "refused"
+            item.why = [f"dated {item.date}, after --as-of {as_of.isoformat()}: a sign-off cannot vouch for a review "
+                        "judged as of a day before it was given"]
         checks.append(item)
     _one_role_each(checks, config.roles_per_signer)
     valid_roles = {c.role for c in checks if c.valid}
@@ -268,7 +281,7 @@ def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers:
     refused = [d for d in rules.deselected if d.get("never_skip") or d.get("severity") == "error"]
     return Verdict(checks, roles, [r for r in roles if r not in valid_roles], blocking(results),
                    [r for r in pending if r not in allowed], allowed, refused,
-                   config=described(config.chain))
+                   config=described(config.chain), dropped=dropped_roles(data, roles, config))
 
 
 def config_state(record: dict[str, Any], config: Any) -> tuple[list[str], list[str]]:
@@ -292,6 +305,22 @@ def config_state(record: dict[str, Any], config: Any) -> tuple[list[str], list[s
     tightened = [str(c) for c in changes if not c.relaxes]
     return ([f"the config relaxed since: {'; '.join(relaxed)}"] if relaxed else [],
             [f"the config tightened since (still valid): {'; '.join(tightened)}"] if tightened else [])
+
+
+def dropped_roles(data: dict[str, Any], roles: list[str], config: Any) -> list[tuple[str, str]]:
+    """(role, how) for each role that was required when a sign-off was recorded and is not
+    now: a recorded role (`hwlint signoff` records only required ones), or one the manifest's
+    own policy.signoff_roles required in a signed snapshot."""
+    out: dict[str, str] = {}
+    for record in data.get(SECTION) or []:
+        if record["role"] not in roles:
+            out.setdefault(record["role"], f"signed by {record['name']} on {record['date']}, no longer a required role")
+        then = unpack_snapshot(record["snapshot"], record["manifest_digest"]) if record.get("snapshot") else None
+        if isinstance(then, dict):
+            for role in required_roles(then, config):
+                if role not in roles:
+                    out.setdefault(role, f"required when {record['role']} signed on {record['date']}, no longer required")
+    return list(out.items())
 
 
 def _one_role_each(checks: list[Check], per_signer: int) -> None:
@@ -364,6 +393,11 @@ def report(path: str, verdict: Verdict) -> str:
         lines.append(f"{path}: {d['rule_id']} deselected ({d['how']}): {d['title']}; verify needs every "
                      "error-severity and never-skip rule to run")
     lines += [f"{path}: gone stale since {verdict.as_of}: {line}" for line in verdict.stale_since]
+    lines += [f"{path}: rule error: {one_line(e)}; verify vouches only for a review whose rules all ran"
+              for e in verdict.rule_errors]
+    lines += [f"{path}: role {one_line(role)} dropped: {one_line(how)} (the sign-off roles are now "
+              f"{', '.join(verdict.roles)}); put it back in signoff.roles or policy.signoff_roles, or sign again"
+              for role, how in verdict.dropped]
     if verdict.config:
         lines.append(f"{path}: judged under {verdict.config}")
     signed = len(verdict.roles) - len(verdict.missing)
@@ -377,7 +411,9 @@ def report(path: str, verdict: Verdict) -> str:
                     + (f" (missing: {', '.join(verdict.missing)})" if verdict.missing else "")]
         for items, words in ((verdict.blocking, "failing result{s} {are} not waived"),
                              (verdict.pending, "rule{s} that must be confirmed {are} still to confirm"),
-                             (verdict.deselected, "rule{s} that must run {are} deselected")):
+                             (verdict.deselected, "rule{s} that must run {are} deselected"),
+                             (verdict.rule_errors, "rule{s} failed to run"),
+                             (verdict.dropped, "role{s} required when signed {are} no longer required")):
             if items:
                 n = len(items)
                 problems.append(f"{n} " + words.format(s="s" if n != 1 else "", are="are" if n != 1 else "is"))
