@@ -64,6 +64,7 @@ class Rule:
     fix: Any
     at: Any
     evidence: Any = None
+    each: Any = None  # the failing items: `message` and `at` are rendered once per item, as `item`
     layer: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -309,7 +310,7 @@ def _reader(node: dict[str, Any], defs: dict[str, Any], within: tuple[str, ...])
 
 
 SOURCES = (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"),
-           ("evidence", "tmpl"))  # a rule's expressions and templates
+           ("evidence", "tmpl"), ("each", "expr"))  # a rule's expressions and templates
 TEST_SOURCES = (("when", "expr"), ("reason", "tmpl"))  # a tier's or condition's
 
 
@@ -439,6 +440,8 @@ def _schema_tree() -> dict[str, Any]:
 
 def check_reference(root: str, path: tuple) -> str | None:
     """None if `root.path` can exist, else the problem in words."""
+    if root in ("item", "items"):
+        return None  # one or all of the items the rule's `each` lists: whatever they hold
     if root == "facts":
         from linter.physics.facts import FACT_NAMES
 

@@ -1,0 +1,91 @@
+"""Issue 24, item 5: every failing item is named. A rule that checks a list (racks, fabrics,
+tiers, pools, quotes, catalog values) and fails on two items names both, each with its path and
+its own numbers; SARIF and the GitHub annotations get one result per item, at that item's line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import EXAMPLES
+
+from linter.engine.casetest import edit
+from linter.engine.rules import Spec
+from linter.manifest.loader import load_file
+from linter.results import undotted
+
+PRETRAIN = EXAMPLES / "multi-node-pretrain.hw.yaml"
+FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
+NVL72 = EXAMPLES / "gb200-nvl72-su.hw.yaml"
+
+# rule, base, edits, the two items' paths (as the results name them), a figure of each item's own
+CASES = [
+    ("PWR002", PRETRAIN, {"facility.racks[0].power_budget_kw": 30, "facility.racks[1].power_budget_kw": 2},
+     ["facility.racks[0].power_budget_kw", "facility.racks[1].power_budget_kw"], ["budget of 30 kW", "budget of 2 kW"]),
+    ("PWR003", PRETRAIN, {"facility.racks[0].circuits.count": 1, "facility.racks[1].circuits.count": 1},
+     ["facility.racks[0].circuits", "facility.racks[1].circuits"], ["at least 51 kW", "at least 16.8 kW"]),
+    ("PWR004", PRETRAIN, {"facility.racks[0].cooling_capacity_kw": 30, "facility.racks[1].cooling_capacity_kw": 2},
+     ["facility.racks[0].cooling_capacity_kw", "facility.racks[1].cooling_capacity_kw"], ["removes 30 kW", "removes 2 kW"]),
+    ("PWR011", NVL72, {"facility.racks[0].liquid_cooling_kw": 60, "facility.racks[1].cooling": "immersion",
+                       "facility.racks[1].liquid_cooling_kw": 1},
+     ["facility.racks[0].liquid_cooling_kw", "facility.racks[1].liquid_cooling_kw"], ["removes 60 kW", "removes 1 kW"]),
+    ("NET002", PRETRAIN, {"network.fabrics[0].switches[0].count": 1, "network.fabrics[1].switches[0].count": 1,
+                          "node_pools[0].nics[1].count": 8},
+     ["network.fabrics[0].switches", "network.fabrics[1].switches"], ["compute-ib", "storage-eth"]),
+    ("NET010", PRETRAIN, {"network.fabrics[0].switches[0].model": "QM8700", "network.fabrics[0].switches[1].model": "QM8700",
+                          "network.fabrics[1].switches[0]": {"model": "SN4600C", "role": "single", "count": 2}},
+     ["network.fabrics[0].switches", "network.fabrics[1].switches"], ["run at 200 Gb/s", "run at 100 Gb/s"]),
+    ("STO003", PRETRAIN, {"storage.checkpoint.tier": "archive", "storage.tiers[0].capacity_tb": 1,
+                          "storage.tiers[1].capacity_tb": 1},
+     ["storage.tiers[0].capacity_tb", "storage.tiers[1].capacity_tb"], ["must hold 60 TB", "must hold 19.6 TB"]),
+    ("BUY008", FLAWED, {"node_pools[0].nics[0].rate_gbps": 400, "network.fabrics[0].switches[0].ports": 64},
+     ["node_pools[0].nics[0].rate_gbps", "network.fabrics[0].switches[0].ports"], ["of 400", "12,800"]),
+]
+
+
+def manifest(tmp_path: Path, base: Path, edits: dict) -> Path:
+    data = edit(load_file(str(base)).data, Spec({"set": edits, "unset": []}))
+    path = tmp_path / "two.hw.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("rule, base, edits, paths, figures", CASES, ids=[c[0] for c in CASES])
+def test_two_failing_items_are_both_named_and_located(hwlint, tmp_path, rule, base, edits, paths, figures):
+    path = manifest(tmp_path, base, edits)
+    doc = load_file(str(path))
+    lines = [doc.position(undotted(p))[0] for p in paths]
+    assert lines[0] != lines[1]
+
+    text = hwlint("check", path, "--select", rule, "--fail-on", "warning")
+    assert text.code == 1, text.out
+    finding = next(row for row in text.out.splitlines() if f" {rule} " in row)
+    assert finding.startswith(f"{path}:{lines[0]}:"), finding
+    for figure in figures:
+        assert figure in finding, (figure, finding)
+
+    sarif = json.loads(hwlint("check", path, "--select", rule, "--format", "sarif").out)
+    results = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == rule]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results] == lines
+    assert [r["properties"]["manifestPath"] for r in results] == paths
+    for result, own, other in zip(results, figures, reversed(figures)):
+        message = result["message"]["text"].split(" Fix: ")[0]  # the fix may name every item
+        assert own in message and other not in message, message
+
+    annotations = [row for row in hwlint("check", path, "--select", rule, "--format", "github").out.splitlines()
+                   if f"hwlint {rule}" in row]
+    assert [int(row.split(",line=")[1].split(",")[0]) for row in annotations] == lines
+
+    report = json.loads(hwlint("check", path, "--select", rule, "--format", "json").out)
+    result = next(r for r in report["manifests"][0]["results"] if r["rule_id"] == rule)
+    assert [i["path"] for i in result["items"]] == paths and [i["line"] for i in result["items"]] == lines
+
+
+def test_one_failing_item_keeps_one_result_and_its_message(hwlint, tmp_path):
+    path = manifest(tmp_path, PRETRAIN, {"facility.racks[0].circuits.count": 1})
+    sarif = json.loads(hwlint("check", path, "--select", "PWR003", "--format", "sarif").out)
+    results = sarif["runs"][0]["results"]
+    assert len(results) == 1 and results[0]["message"]["text"].startswith("A rack of gpu-rack draws 40.8 kW continuously")
