@@ -141,3 +141,12 @@ def test_a_team_part_of_its_own_stays_allowed_and_is_named_a_team_part(hwlint, t
     assert "(team part, " in row, row
     assert "team catalog" not in markdown[markdown.find("## Values set over the catalog"):] or \
         "## Values set over the catalog" not in markdown
+
+
+def test_catalog_list_and_show_name_team_parts_and_team_overrides(hwlint):
+    listed = hwlint("catalog", "list", "--catalog", OVERRIDE, "--kind", "gpus").out.splitlines()
+    assert next(r for r in listed if " V100-SXM2-32GB " in r).endswith(f"team override of the built-in part, {OVERRIDE}")
+    assert next(r for r in listed if " ACME-X1-96GB " in r).endswith(f"team part, {OVERRIDE}")
+    assert next(r for r in listed if " H100-SXM5-80GB " in r).endswith("built-in")
+    shown = hwlint("catalog", "show", "--catalog", OVERRIDE, "V100-SXM2").out
+    assert shown.startswith(f"V100-SXM2-32GB (GPU, NVIDIA; team override of the built-in part, {OVERRIDE})"), shown
