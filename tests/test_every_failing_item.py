@@ -108,3 +108,19 @@ def test_one_failing_item_keeps_one_result_and_its_message(hwlint, tmp_path):
     sarif = json.loads(hwlint("check", path, "--select", "PWR003", "--format", "sarif").out)
     results = sarif["runs"][0]["results"]
     assert len(results) == 1 and results[0]["message"]["text"].startswith("A rack of gpu-rack draws 40.8 kW continuously")
+
+
+def test_the_diff_counts_each_failing_item_on_its_own(hwlint, tmp_path):
+    """Two racks short of circuits; fixing the first resolves it, and the second stays open
+    (it is not reported as introduced because the finding now points at it)."""
+    both = manifest(tmp_path, PRETRAIN, {"facility.racks[0].circuits.count": 1, "facility.racks[1].circuits.count": 1})
+    both = both.rename(tmp_path / "both.hw.yaml")
+    fixed = manifest(tmp_path, PRETRAIN, {"facility.racks[1].circuits.count": 1}).rename(tmp_path / "fixed.hw.yaml")
+    changes = json.loads(hwlint("diff", both, fixed, "--format", "json").out)["manifests"][0]["changes"]
+
+    def pwr003(rows: list[dict]) -> list[str]:
+        return [f["path"] for f in rows if f["rule_id"] == "PWR003"]
+
+    assert pwr003(changes["introduced"]) == [], changes["introduced"]
+    assert pwr003(changes["still_open"]) == ["facility.racks[1].circuits"]
+    assert pwr003(changes["resolved"]) == ["facility.racks[0].circuits"]
