@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import EXAMPLES, ROOT
 
-OVERRIDE = ROOT / "tests" / "team_catalogs" / "override"
+OVERRIDE = EXAMPLES / "team-catalog"
 FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
 PRETRAIN = EXAMPLES / "multi-node-pretrain.hw.yaml"
 
@@ -47,7 +47,7 @@ def test_a_team_v100_with_200_gb_and_bf16_is_a_reported_override_held_to_the_bui
     override = finding(run.out, "BUY010")
     assert override.startswith(at) and "BUY010 warning" in override, override
     for fragment in ("node_pools[0].gpu.model names V100-SXM2-32GB, a built-in part that the team catalog entry at "
-                     f"{OVERRIDE / 'gpus.yaml'}:5 overrides", "memory_gb 200 (built-in 32)",
+                     f"{OVERRIDE / 'gpus.yaml'}:{line_of(OVERRIDE / 'gpus.yaml', 'name: V100-SXM2-32GB')} overrides", "memory_gb 200 (built-in 32)",
                      "precisions [fp64, fp32, fp16, bf16] (built-in [fp64, fp32, fp16])",
                      "dense_tflops.bf16 125 (built-in none)", '"Team lab notes, V100 (not a vendor document)"',
                      '"NVIDIA Tesla V100 GPU Accelerator datasheet (r5)" (dated 2020-01-01)'):
@@ -62,7 +62,8 @@ def test_the_team_values_are_listed_with_the_manifest_overrides_in_json_and_mark
     rows = [o for o in report["manifests"][0]["catalog_overrides"] if o.get("by")]
     memory = next(o for o in rows if o["path"] == "node_pools[0].gpu.memory_gb")
     assert (memory["manifest"], memory["catalog"], memory["entry"], memory["kind"]) == (200, 32, "V100-SXM2-32GB", "gpus")
-    assert memory["by"] == f"team catalog {OVERRIDE / 'gpus.yaml'}:5" and memory["as_of"] == "2020-01-01"
+    at = line_of(OVERRIDE / "gpus.yaml", "name: V100-SXM2-32GB")
+    assert memory["by"] == f"team catalog {OVERRIDE / 'gpus.yaml'}:{at}" and memory["as_of"] == "2020-01-01"
     markdown = hwlint("check", "--catalog", OVERRIDE, "--format", "markdown", FLAWED).out
     section = markdown[markdown.index("## Values set over the catalog"):]
     row = next(r for r in section.splitlines() if r.startswith("| node\\_pools\\[0\\].gpu.memory\\_gb"))
