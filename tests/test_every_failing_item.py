@@ -124,3 +124,26 @@ def test_the_diff_counts_each_failing_item_on_its_own(hwlint, tmp_path):
     assert pwr003(changes["introduced"]) == [], changes["introduced"]
     assert pwr003(changes["still_open"]) == ["facility.racks[1].circuits"]
     assert pwr003(changes["resolved"]) == ["facility.racks[0].circuits"]
+
+
+def test_a_rule_that_reads_item_without_each_is_refused_with_its_line(hwlint, tmp_path):
+    folder = tmp_path / "team-rules"
+    folder.mkdir()
+    (folder / "team.yaml").write_text(
+        "rules:\n"
+        "  - id: ORG001\n"
+        "    title: Racks have names\n"
+        "    severity: warning\n"
+        "    tiers: all\n"
+        "    require: \"facts.power.racks | length > 0\"\n"
+        "    message: \"{{ item.name }} has no name\"\n"
+        "    fix: Name it.\n"
+        "    cite: [seed-hardware-layers]\n"
+        "    at: facility.racks\n"
+        "    tests:\n"
+        "      - {name: racks, base: ../x.hw.yaml, expect: pass}\n"
+        "      - {name: none, base: ../x.hw.yaml, expect: fail}\n")
+    run = hwlint("check", "--rules", folder, PRETRAIN)
+    assert run.code == 2 and "Traceback" not in run.err, run.err
+    assert f"{folder / 'team.yaml'}:7:" in run.err and "message reads `item`, which only the message and at of a rule " \
+        "with `each:`" in run.err, run.err

@@ -383,6 +383,10 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
         problems.extend(f"{where(key)}: {key} {problem}" for problem in found)
         if text is None:
             continue
+        for name, keys in (("item", ("message", "at")), ("items", ("fix",))):
+            if f"_resolve(ctx, {name!r})" in text and (getattr(spec, "each", None) is None or key not in keys):
+                problems.append(f"{where(key)}: {key} reads `{name}`, which only the {' and '.join(keys)} of a rule with "
+                                "`each:` (its failing items) can read")
         # messages, fixes and evidence are rendered only for some results: Python compiles
         # them when first rendered; a plain-text `at` is never rendered
         lazy = key in ("message", "fix", "evidence") or (key == "at" and renders_as_itself(source))
