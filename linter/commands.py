@@ -8,8 +8,6 @@ input, a broken rule pack or an internal error. No traceback ever reaches the us
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any, Sequence
 

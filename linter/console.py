@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
@@ -367,17 +366,18 @@ def manifest_files(paths: Sequence[str], config_of: Any = None, force_exclude: b
 
 
 class Configs:
-    """The config governing each path (`for_files` of that path alone), each file read once;
-    one for all with --config or --isolated."""
+    """The configs governing each path (`for_files` of that path alone: the chain from the
+    repository root down), each chain read once; one for all with --config or --isolated."""
 
     def __init__(self, explicit: str | None, isolated: bool):
         self.explicit, self.isolated = explicit, isolated
         self.loaded: dict[Any, Any] = {}
+        self.folders: dict[Any, Any] = {}  # what each folder holds, looked up once a run
 
     def key(self, path: str) -> Any:
-        from linter.manifest.config import find
+        from linter.manifest.config import chain
 
-        return None if self.explicit or self.isolated else find(path)
+        return None if self.explicit or self.isolated else tuple(chain(path, self.folders))
 
     def __call__(self, path: str) -> Any:
         key = self.key(path)
@@ -440,6 +440,8 @@ def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], t
                    fail_on: str | None, cache: Any) -> None:
     """--show-settings: what a review of each group would use, as `name: value` lines."""
     from linter.engine.packcache import directory
+    from linter.manifest.config import settings
+    from linter.manifest.config import shown as described_value
     from linter.manifest.discovery import excludes_of
     from linter.report.escape import path as shown
 
@@ -452,6 +454,9 @@ def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], t
         lines = [
             f"Settings for {named}:",
             f"  config: {shown(config.path) if config.path else 'none'}",
+            "  config chain: " + (", then ".join(f"{shown(p)} (sha256:{d})" for p, d in config.chain) or "none"),
+            "  values from: " + (", ".join(f"{key}={described_value(value)} ({shown(config.origin.get(key, '?'))})"
+                                           for key, value in settings(config).items()) or "no config: the defaults"),
             f"  fail_on: {fail_on or config.fail_on or 'error'}",
             f"  tier: {tier or 'as each manifest declares, else inferred'}",
             "  select: " + (", ".join(f"{p} ({how.format(p=p)})" for p, how in group.selected.select) or "every rule"),
@@ -561,9 +566,10 @@ def _files_in(folders: Sequence[str]) -> list[str]:
 
 
 def read_by_config(config: Any) -> list[str]:
-    """The files the config in effect makes the run read: itself, its rule and catalog
-    folders' files, its allowed-signers file."""
-    return [p for p in (config.path, config.allowed_signers) if p] + _files_in([*config.rules, *config.catalog])
+    """The files the config in effect makes the run read: every file of its chain, its rule
+    and catalog folders' files, its allowed-signers file."""
+    chain = [p for p, _ in config.chain] or [p for p in (config.path,) if p]
+    return [*chain, *(p for p in (config.allowed_signers,) if p)] + _files_in([*config.rules, *config.catalog])
 
 
 def _holds_signoffs(path: str) -> bool:

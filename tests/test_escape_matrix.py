@@ -8,7 +8,6 @@ failure names the payloads that leaked and the characters they leaked.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from pathlib import Path

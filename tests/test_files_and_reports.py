@@ -373,10 +373,10 @@ def test_no_output_shows_an_absolute_path(hwlint, target_repo):
                ("text", "markdown", "json", "sarif", "github", "comment")]
     outputs += [hwlint("checklist", "cluster/m.hw.yaml"), hwlint("verify", "cluster/m.hw.yaml"),
                 hwlint("catalog", "list")]
-    assert "| Config | .hwlint.yaml |" in outputs[1].out
+    assert "| Config | config .hwlint.yaml (sha256:" in outputs[1].out
     os.chdir(target_repo / "cluster")
     outputs.append(hwlint("check", "--format", "markdown", "m.hw.yaml"))
-    assert "| Config | ../.hwlint.yaml |" in outputs[-1].out
+    assert "| Config | config ../.hwlint.yaml (sha256:" in outputs[-1].out
     (target_repo / ".hwlint.yaml").write_text("rules: [team-rules]\nfail_on: sometimes\n")
     outputs.append(hwlint("check", "m.hw.yaml"))
     assert outputs[-1].code == 2 and outputs[-1].err.startswith("hwlint: config error: ../.hwlint.yaml:2:"), outputs[-1].err

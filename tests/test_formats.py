@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
 
 from conftest import EXAMPLES, ROOT, hwlint_process
 
@@ -191,7 +190,6 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(hwlint, tmp_path, extra_
 
 
 def test_sarif_rules_describe_the_pack(hwlint):
-    references = YAML(typ="safe").load((ROOT / "rules" / "references.yaml").read_text())["references"]
     driver = sarif(hwlint, FLAWED, "--docs-url", "https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md")["runs"][0]["tool"]["driver"]
     listed = hwlint("rules", "list").out.split("\n")
     ids = [line.split()[0] for line in listed if line.strip()]

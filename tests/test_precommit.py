@@ -166,3 +166,40 @@ def test_pre_commit_in_a_repository_whose_teams_keep_a_config_each(tmp_path, hoo
     (project / "teams" / "platform" / ".hwlint.yaml").write_text("extend_exclude: [drafts]\n")
     git(project, "add", ".")
     assert try_repo(hooks, project, "--all-files").returncode == 0
+
+
+def test_pre_commit_under_a_root_config_that_team_configs_inherit(tmp_path, hooks):
+    """A root .hwlint.yaml raises the power headroom floor to 30% (the good example then
+    fails PWR001); one team's one-line config (fail_on: warning) inherits that floor, another
+    team has no config: one hook run fails both on PWR001. A team config that lowers the
+    floor is a config error naming its file, line and key, unless the root allows it."""
+    pytest.importorskip("pre_commit", reason="pre-commit is in the test extra: pip install -e '.[test]'")
+    project = tmp_path / "project"
+    for team in ("a", "b"):
+        (project / "teams" / team).mkdir(parents=True)
+        shutil.copy(EXAMPLES / "multi-node-pretrain.hw.yaml", project / "teams" / team / "cluster.hw.yaml")
+    git(project, "init", "-q")
+    (project / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 30}\n")
+    (project / "teams" / "a" / ".hwlint.yaml").write_text("fail_on: warning\n")
+    git(project, "add", ".")
+
+    run = try_repo(hooks, project, "--all-files")
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    pwr = {m["file"] for m in FINDING.finditer(output) if m["id"] == "PWR001"}
+    assert pwr == {"teams/a/cluster.hw.yaml", "teams/b/cluster.hw.yaml"}, output
+    assert "configs .hwlint.yaml (sha256:" in output and "then teams/a/.hwlint.yaml (sha256:" in output
+
+    (project / "teams" / "a" / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 20}\n")
+    git(project, "add", ".")
+    run = try_repo(hooks, project, "--all-files")
+    output = run.stdout + run.stderr
+    assert run.returncode == 1 and "Failed" in output, output  # pre-commit's own code for a failing hook
+    assert "hwlint: config error: teams/a/.hwlint.yaml:1:10: policy.power_headroom_pct: 20 relaxes 30, set in .hwlint.yaml" in output, output
+
+    (project / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 30}\nallow_nested_relaxing: [power_headroom_pct]\n")
+    git(project, "add", ".")
+    run = try_repo(hooks, project, "--all-files")
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output  # team b still fails under the root's floor; team a is relaxed
+    assert {m["file"] for m in FINDING.finditer(output) if m["id"] == "PWR001"} == {"teams/b/cluster.hw.yaml"}, output

@@ -69,12 +69,16 @@ def test_bought_or_self_managed_capacity_is_checked_as_ours(hwlint, tmp_path):
     bought.write_text(text.replace("mode: rent", "mode: buy"), encoding="utf-8")
     found = results(hwlint, bought)
     assert found["PWR001"]["status"] == "pending"  # no facility given: ours to confirm
-    assert found["NET001"]["status"] == "fail"     # a fabric without switches
+    # a fabric that leaves its switches out: not known, to confirm (`switches: []` would fail)
+    assert found["NET001"]["status"] == "pending" and found["NET001"]["missing"] == ["network.fabrics[0].switches"]
     own_fabric = tmp_path / "own-fabric.hw.yaml"
     own_fabric.write_text(text.replace("managed_by: provider", "managed_by: owner"), encoding="utf-8")
     found = results(hwlint, own_fabric)
     assert found["PWR001"]["status"] == "skipped"
-    assert found["NET001"]["status"] == "fail"
+    assert found["NET001"]["status"] == "pending"
+    listed_empty = tmp_path / "no-switches.hw.yaml"
+    listed_empty.write_text(text.replace("managed_by: provider", "managed_by: owner\n      switches: []"), encoding="utf-8")
+    assert results(hwlint, listed_empty)["NET001"]["status"] == "fail"
 
 
 def test_a_rule_naming_an_unknown_condition_is_a_load_error(hwlint, tmp_path, monkeypatch):

@@ -51,6 +51,7 @@ class Review:
     digest: str = ""
     deselected: list[dict[str, str]] = field(default_factory=list)  # {rule_id, title, severity, how}
     config: str = ""  # the organisation config that governed the review, if any
+    config_files: list[dict[str, str]] = field(default_factory=list)  # {path, sha256} of each config in effect, the root first
     as_of: str = ""  # the date the review was judged at, when not today (verify --as-of)
     waivers: list[dict[str, Any]] = field(default_factory=list)  # the manifest's waivers, as the review read them
 
@@ -120,7 +121,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     config = config or Config()
     on = on or today()
     review = Review(file=doc.path, digest=hashlib.sha256(doc.raw).hexdigest() if doc.raw else "",
-                    config=config.path or "", as_of=on.isoformat() if on != today() else "")
+                    config=config.path or "", config_files=[{"path": p, "sha256": d} for p, d in config.chain], as_of=on.isoformat() if on != today() else "")
     problems = validate(doc) or check_procurement(doc)
     if problems:
         review.results = problems
@@ -151,6 +152,12 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
     return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare)
 
 
+def quotes_of(money: dict[str, Any]) -> list[dict[str, Any]]:
+    """The quote rows of procurement facts: none shown while the list is unknown (left out)."""
+    quotes = money.get("quotes", [])
+    return quotes if isinstance(quotes, list) else []
+
+
 def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
     """One column of the options table: money by part, delivery and the results of one option,
     judged by the whole rule pack."""
@@ -174,7 +181,7 @@ def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
         "opex_counted": money.get("opex_counted"),
         "pays_back": known(money.get("pays_back")),
         "rent_compared": rental.get("option") if isinstance(rental, dict) else None,
-        "quotes": [{key: known(value) for key, value in row.items()} for row in money.get("quotes", [])],
+        "quotes": [{key: known(value) for key, value in row.items()} for row in quotes_of(money)],
         "failing": [r.rule_id for r in failing],
         "failing_severity": {r.rule_id: r.severity for r in failing},
         "errors": [r.rule_id for r in failing if r.severity == "error"],
@@ -322,7 +329,7 @@ def relaxed_floors(overrides: dict[str, Any], config: Config, doc: Document) -> 
         line, column = doc.position(("policy", name))
         out.append(file_finding(
             "POLICY", f"policy.{name} is {num(given, 4)}, which relaxes the organisation's floor of {num(floor, 4)} set in "
-            f"{config.path}; a manifest may only tighten it", doc.path, line, column, f"policy.{name}",
+            f"{config.origin.get(f'policy.{name}', config.path)}; a manifest may only tighten it", doc.path, line, column, f"policy.{name}",
             f"Remove policy.{name} (the floor {num(floor, 4)} applies) or tighten it; to relax it, the config must "
             f"list {name} under allow_relaxing."))
     return out

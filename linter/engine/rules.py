@@ -22,7 +22,7 @@ from linter.manifest.loader import Document, InputError
 from linter.manifest.prebuilt import load_file
 from linter.paths import data_dir
 from linter.record import field, record
-from linter.results import RESERVED_LAYERS, RULE_ID, dotted, layer_of
+from linter.results import RESERVED_LAYERS, dotted, layer_of
 from linter.manifest.validate import explain_errors, suggest
 
 TIER_NAMES = ("single-gpu", "single-node", "multi-node", "large-cluster")
@@ -175,9 +175,9 @@ def _compile_tests(pack: RulePack) -> None:
     is left out here and fails where the review runs it, as it would without the cache."""
     from linter.engine.compiler import compiled
 
-    for record in (*pack.tiers, *pack.conditions):
+    for entry in (*pack.tiers, *pack.conditions):
         for key, kind in TEST_SOURCES:
-            source = record.get(key)
+            source = entry.get(key)
             if not isinstance(source, str):
                 continue
             try:
@@ -357,11 +357,11 @@ def compiled_table() -> str:
     folder = data_dir("rules")
     sources = {("true", "expr")}  # `when` when a rule leaves it out
     for path in rule_files(folder):
-        for record in (load_file(str(path), str(folder), MAX_RULE_BYTES, "rule files").data or {}).get("rules", []):
-            sources.update((record[key], kind) for key, kind in SOURCES if isinstance(record.get(key), str))
+        for rule in (load_file(str(path), str(folder), MAX_RULE_BYTES, "rule files").data or {}).get("rules", []):
+            sources.update((rule[key], kind) for key, kind in SOURCES if isinstance(rule.get(key), str))
     for name in ("tiers", "conditions"):
-        for record in load_file(str(folder / f"{name}.yaml")).data[name]:
-            sources.update((record[key], kind) for key, kind in TEST_SOURCES if isinstance(record.get(key), str))
+        for entry in load_file(str(folder / f"{name}.yaml")).data[name]:
+            sources.update((entry[key], kind) for key, kind in TEST_SOURCES if isinstance(entry.get(key), str))
     return table({(source, kind): translated(source, kind, look_up=False) for source, kind in sources})
 
 

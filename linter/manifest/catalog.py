@@ -240,7 +240,7 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
                 "CATALOG",
                 f'{dotted(path)} names "{name}", which is not in the catalog{hint}',
                 doc.path, line, column, dotted(path),
-                fix=f"use a catalog name (`hwlint catalog list` shows them) or drop the name and give the values yourself",
+                fix="use a catalog name (`hwlint catalog list` shows them) or drop the name and give the values yourself",
             ))
             return None
         if "_replaces" in entry:

@@ -1,8 +1,21 @@
 """Organisation settings that live outside the manifests: `.hwlint.yaml`, or `[tool.hwlint]`
-in `pyproject.toml`, found by walking up from the manifest's folder (as ruff and yamllint
-do). The first folder that holds either wins; `.hwlint.yaml` before `pyproject.toml`, and a
-`pyproject.toml` without `[tool.hwlint]` is passed over. `--config FILE` names the file
-instead; `--isolated` ignores every config.
+in `pyproject.toml`, found by walking up from the manifest's folder to the repository root
+(the nearest folder with a `.git`; the file system's root outside a repository). In each
+folder `.hwlint.yaml` comes before `pyproject.toml`, and a `pyproject.toml` without
+`[tool.hwlint]` is passed over. Every config found on the way is in effect, as a chain
+(ruff's `extend`): the topmost (the root config) first, each nested one below it inheriting
+every key above it; a nested config may add and tighten (its own `policy`, `severity`,
+`fail_on`, `select` and `signoff` values replace the inherited ones, its `ignore`, `rules`
+and `catalog` add to them), and it may relax or drop something inherited (a policy floor,
+`allow_relaxing`, `select`, `ignore`, `severity`, `fail_on`, `signoff.roles`,
+`signoff.allowed_signers`, `signoff.signers`, `signoff.roles_per_signer`,
+`signoff.require_signatures`) only where the root config names it under
+`allow_nested_relaxing`; otherwise that is a config error naming the nested file, line and
+key, the inherited value and the nested one. `exclude`/`extend_exclude` are the nearest
+config's own (paths from its folder). `--config FILE` names one file instead (no chain);
+`--isolated` ignores every config. Every folder or file a config names (`rules`, `catalog`,
+`signoff.allowed_signers`) must lie inside the repository (the config's folder outside
+one), links resolved; one outside is a config error, and it is never read.
 
 ```yaml
 policy:                      # floors: a manifest's policy may tighten these, never relax them
@@ -17,6 +30,7 @@ catalog: [team-catalog]      # extra catalog folders, relative to this file
 docs_url: https://github.com/acme/hwlint/blob/v0.1.0/docs/rules.md   # SARIF links each rule here (--docs-url wins)
 exclude: [archive]           # what a folder's search skips, replacing the defaults (venv, build, dist, ...)
 extend_exclude: [drafts/*.hw.yaml]   # added to the defaults (ruff's spelling extend-exclude too)
+allow_nested_relaxing: [power_headroom_pct, roles]   # root config only: what a nested config may relax
 signoff:
   roles: [technical lead, facilities, finance]   # required; a manifest may add roles, not drop them
   allowed_signers: keys/allowed_signers           # ssh-keygen's allowed-signers file (git's format)
@@ -35,6 +49,7 @@ here imports the engine: the command line hands the result down.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from functools import lru_cache
@@ -49,11 +64,16 @@ from linter.paths import relative
 from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
-TOP_KEYS = ("policy", "allow_relaxing", "rules", "select", "ignore", "severity", "fail_on", "catalog", "docs_url",
+TOP_KEYS = ("policy", "allow_relaxing", "allow_nested_relaxing", "rules", "select", "ignore", "severity", "fail_on", "catalog", "docs_url",
             "signoff", "exclude", "extend_exclude", "extend-exclude")
 SIGNOFF_KEYS = ("roles", "allowed_signers", "signers", "roles_per_signer", "require_signatures")
 FAIL_ON = ("error", "warning", "info")
 ROLES_KEY = "signoff_roles"
+DEFAULT_ROLES = ("technical lead", "facilities", "finance")  # who signs when no config says
+# what a nested config may relax when the root config names it under allow_nested_relaxing
+# (besides every policy name); a settings() key is named by its first part
+NESTED_RELAXABLE = ("allow_relaxing", "select", "ignore", "severity", "fail_on", "roles", "allowed_signers", "signers",
+                    "roles_per_signer", "require_signatures")
 _FULL_ID = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")  # the manifest's policy key for its sign-off roles
 
 
@@ -80,8 +100,13 @@ class Config:
     signers: dict[str, list[str]] = field(default_factory=dict)
     roles_per_signer: int = 1
     require_signatures: bool = False
-    # (line, column) of each select/ignore pattern, so a pattern naming no rule is reported there
-    positions: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    # (line, column, file) of each select/ignore pattern, so a pattern naming no rule is reported there
+    positions: dict[tuple[str, int], tuple[int, int, str]] = field(default_factory=dict)
+    allow_nested_relaxing: set[str] = field(default_factory=set)  # the root config's: what nested ones may relax
+    allowed_signers_digest: str | None = None  # sha256 of the allowed-signers file's bytes, when it exists
+    chain: list[tuple[str, str]] = field(default_factory=list)  # (file, sha256 of its bytes), the root config first
+    origin: dict[str, str] = field(default_factory=dict)  # settings() key -> the file that set it
+    given: dict[str, tuple[int, int]] = field(default_factory=dict)  # settings() key -> (line, column) in this file
 
     @property
     def where(self) -> str:
@@ -129,39 +154,70 @@ def _has_tool_table(path: Path) -> bool:
         return True  # a broken pyproject.toml that may be hwlint's is reported when it is read
 
 
-def find(start: str) -> Path | None:
-    """The config for a manifest at `start`: the nearest folder up that holds one."""
+def _in_folder(here: Path) -> Path | None:
+    """The config file of one folder, if it holds one."""
+    for name in NAMES:
+        candidate = here / name
+        try:
+            found = candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate))
+        except OSError:
+            found = False
+        if found:
+            return candidate
+    return None
+
+
+def chain(start: str, seen: dict[Path, Any] | None = None) -> list[Path]:
+    """Every config in effect for a manifest at `start`, the root config first: one per
+    folder from there up to the repository root (the file system's root outside one).
+    `seen`: what each folder was found to hold, kept by the caller for one run."""
     folder = Path(os.path.abspath(start))
     try:
         folder = folder if folder.is_dir() else folder.parent
     except OSError:  # a name the system cannot even look up: the review reports it; search from its folder
         folder = folder.parent
+    seen = {} if seen is None else seen
+    found = []
     for here in (folder, *folder.parents):
-        for name in NAMES:
-            candidate = here / name
-            try:
-                found = candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate))
-            except OSError:
-                found = False
-            if found:
-                return candidate
-    return None
+        if here not in seen:
+            seen[here] = (_in_folder(here), os.path.lexists(here / ".git"))
+        config, top = seen[here]
+        if config is not None:
+            found.append(config)
+        if top:
+            break
+    return found[::-1]
+
+
+def find(start: str) -> Path | None:
+    """The nearest config for a manifest at `start` (the last of its chain)."""
+    found = chain(start)
+    return found[-1] if found else None
 
 
 def for_files(files: list[str] | tuple[str, ...], explicit: str | None, isolated: bool) -> Config:
-    """The one config that governs `files` (all of them must share it)."""
+    """The one config (chain) that governs `files` (all of them must share it)."""
     if isolated:
         return Config()
     if explicit:
         return load(Path(explicit))
-    located = [find(f) for f in files]
-    found = {str(p) if p else None for p in located} or {None}
-    if len(found) > 1:
-        named = ", ".join(sorted(p or "(none)" for p in found))
+    located = {tuple(chain(f)) for f in files} or {()}
+    if len(located) > 1:
+        named = ", ".join(sorted(str(c[-1]) if c else "(none)" for c in located))
         raise ConfigError(f"these manifests are governed by different configs ({named}); review them in "
                           "separate runs, or name one with --config")
-    only = found.pop()
-    return load(Path(only)) if only else Config()
+    return load_chain(list(located.pop()))
+
+
+def load_chain(paths: list[Path]) -> Config:
+    """The effective config of a chain (the root config first); none: no config."""
+    if not paths:
+        return Config()
+    config = load(paths[0], final=False)
+    for path in paths[1:]:
+        config = nested(config, load(path, final=False))
+    _finish(config)
+    return config
 
 
 # --- reading it ------------------------------------------------------------------------
@@ -188,12 +244,17 @@ def policy_specs() -> dict[str, dict[str, Any]]:
     return load_file(str(data_dir("rules") / "policy.yaml")).data
 
 
-def load(path: Path) -> Config:
+def load(path: Path, final: bool = True) -> Config:
+    """One config file on its own (`final`: checked as the whole config in effect)."""
     from linter.manifest.loader import InputError, load_file
 
     path = Path(relative(path))  # as every message and report names it
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     position: Callable[[tuple], tuple[int, int]]
     if path.name.endswith(".toml"):
         data = (_toml(path).get("tool") or {}).get("hwlint")
@@ -207,7 +268,12 @@ def load(path: Path) -> Config:
             raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
         data = doc.data if doc.data is not None else {}
         position = doc.position
-    return _parse(data, path, position)
+    config = _parse(data, path, position)
+    config.chain = [(str(path), digest)]
+    config.origin = {key: str(path) for key in [*settings(config), *config.given]}
+    if final:
+        _finish(config)
+    return config
 
 
 def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) -> Config:
@@ -222,6 +288,20 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
     folder = path.resolve().parent
     config = Config(path=str(path))
     specs = policy_specs()
+    inside = _boundary(folder)
+
+    def confined(given: str, where: tuple) -> str:
+        """`given` (relative to the config's folder) as a path, if it lies inside the
+        repository (links resolved); else a config error that names it and reads nothing."""
+        resolved = os.path.realpath(folder / given)
+        if os.path.commonpath([inside, resolved]) != inside:
+            bound = "the repository" if _repository(folder) else "the config file's folder"
+            raise fail(where, f"{given} resolves to {resolved}, outside {bound} {inside}; a config may name only "
+                       "folders and files inside it (copy them in)")
+        return relative(folder / given)
+
+    def given(key: str, where: tuple) -> None:
+        config.given[key] = position(where)
 
     policy = data.get("policy") or {}
     if not isinstance(policy, dict):
@@ -231,21 +311,36 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail(("policy", name), f"must be a number in {specs[name].get('unit') or 'its unit'}")
         config.policy[name] = value
+        given(f"policy.{name}", ("policy", name))
 
     relax = data.get("allow_relaxing") or []
     for i, name in enumerate(_strings(relax, ("allow_relaxing",), fail)):
         if name not in specs and name != ROLES_KEY:
             raise fail(("allow_relaxing", i), f'"{name}" is not a policy name' + suggest(name, [*specs, ROLES_KEY]))
         config.allow_relaxing.add(name)
+    if "allow_relaxing" in data:
+        given("allow_relaxing", ("allow_relaxing",))
+    nested_ok = data.get("allow_nested_relaxing") or []
+    for i, name in enumerate(_strings(nested_ok, ("allow_nested_relaxing",), fail)):
+        if name not in specs and name not in NESTED_RELAXABLE:
+            raise fail(("allow_nested_relaxing", i), f'"{name}" is neither a policy name nor one of '
+                       f'{", ".join(NESTED_RELAXABLE)}' + suggest(name, [*specs, *NESTED_RELAXABLE]))
+        config.allow_nested_relaxing.add(name)
+    if "allow_nested_relaxing" in data:
+        given("allow_nested_relaxing", ("allow_nested_relaxing",))
 
-    config.rules = [relative(folder / p) for p in _strings(data.get("rules") or [], ("rules",), fail)]
-    config.catalog = [relative(folder / p) for p in _strings(data.get("catalog") or [], ("catalog",), fail)]
+    for key in ("rules", "catalog"):
+        entries = data.get(key) or []
+        named = _strings(entries, (key,), fail)
+        setattr(config, key, [confined(p, (key, i) if isinstance(entries, list) else (key,)) for i, p in enumerate(named)])
     for key in ("select", "ignore"):
-        given = data.get(key)
-        patterns = [s.strip().upper() for s in _ids(given, (key,), fail)]
+        listed = data.get(key)
+        patterns = [s.strip().upper() for s in _ids(listed, (key,), fail)]
         setattr(config, key, patterns)
         for i in range(len(patterns)):  # "PWR, STO" as one text is one key; a list has one position per item
-            config.positions[(key, i)] = position((key, i) if isinstance(given, list) else (key,))
+            config.positions[(key, i)] = (*position((key, i) if isinstance(listed, list) else (key,)), str(path))
+        if key in data:
+            given(key, (key,))
     severity = data.get("severity") or {}
     if not isinstance(severity, dict):
         raise fail(("severity",), "give a mapping of rule ids to severities, e.g. BUY009: warning")
@@ -253,18 +348,21 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         if level not in FAIL_ON:
             raise fail(("severity", rule_id), f"must be one of {', '.join(FAIL_ON)}" + suggest(str(level), list(FAIL_ON)))
         config.severity[str(rule_id).strip().upper()] = level
-        config.positions[("severity", len(config.severity) - 1)] = position(("severity", rule_id))
+        config.positions[("severity", len(config.severity) - 1)] = (*position(("severity", rule_id)), str(path))
+        given(f"severity.{str(rule_id).strip().upper()}", ("severity", rule_id))
     fail_on = data.get("fail_on")
     if fail_on is not None:
         if fail_on not in FAIL_ON:
             raise fail(("fail_on",), f"must be one of {', '.join(FAIL_ON)}" + suggest(str(fail_on), list(FAIL_ON)))
         config.fail_on = fail_on
+        given("fail_on", ("fail_on",))
     docs_url = data.get("docs_url")
     if docs_url is not None:
         if not isinstance(docs_url, str) or not re.fullmatch(r"https?://[^\s/#]+[^\s#]*", docs_url.strip()):
             raise fail(("docs_url",), "give the absolute http(s) address of docs/rules.md, without a #fragment, "
                        "e.g. https://github.com/ORG/hwlint/blob/v0.1.0/docs/rules.md")
         config.docs_url = docs_url.strip()
+        given("docs_url", ("docs_url",))
     if "extend_exclude" in data and "extend-exclude" in data:
         raise fail(("extend-exclude",), "give extend_exclude or extend-exclude, not both (they are one setting)")
     if data.get("exclude") is not None:
@@ -279,6 +377,8 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
     config.roles = _strings(signoff.get("roles") or [], ("signoff", "roles"), fail)
     if len(set(config.roles)) != len(config.roles):
         raise fail(("signoff", "roles"), "names a role twice")
+    if "roles" in signoff:
+        given("roles", ("signoff", "roles"))
     signers = signoff.get("signers") or {}
     if not isinstance(signers, dict):
         raise fail(("signoff", "signers"), "give a mapping of role to a list of principals")
@@ -286,22 +386,51 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         if config.roles and role not in config.roles:
             raise fail(("signoff", "signers", role), "is not one of signoff.roles" + suggest(str(role), config.roles))
         config.signers[str(role)] = _strings(principals, ("signoff", "signers", role), fail)
+        given(f"signers.{role}", ("signoff", "signers", role))
     if signoff.get("allowed_signers") is not None:
-        given = signoff["allowed_signers"]
-        if not isinstance(given, str) or not given.strip():
+        named = signoff["allowed_signers"]
+        if not isinstance(named, str) or not named.strip():
             raise fail(("signoff", "allowed_signers"), "give the path of an allowed-signers file")
-        config.allowed_signers = relative(folder / given)
+        config.allowed_signers = confined(named.strip(), ("signoff", "allowed_signers"))
+        given("allowed_signers", ("signoff", "allowed_signers"))
+        try:
+            config.allowed_signers_digest = hashlib.sha256(Path(config.allowed_signers).read_bytes()).hexdigest()
+        except OSError:
+            config.allowed_signers_digest = None  # verify says the file cannot be read
     per = signoff.get("roles_per_signer", 1)
     if isinstance(per, bool) or not isinstance(per, int) or per < 1:
         raise fail(("signoff", "roles_per_signer"), "must be a whole number, 1 or more")
     config.roles_per_signer = per
+    if "roles_per_signer" in signoff:
+        given("roles_per_signer", ("signoff", "roles_per_signer"))
     required = signoff.get("require_signatures")
     if required is not None and not isinstance(required, bool):
         raise fail(("signoff", "require_signatures"), "must be true or false")
     config.require_signatures = required if required is not None else bool(config.signers or config.allowed_signers)
-    if config.require_signatures and not config.allowed_signers:
-        raise fail(("signoff",), "signatures are required, so name the allowed-signers file (allowed_signers: PATH)")
+    if required is not None or config.require_signatures:
+        given("require_signatures", ("signoff", "require_signatures") if required is not None else ("signoff",))
     return config
+
+
+def _finish(config: Config) -> None:
+    """What the whole config in effect (one file, or a chain) must hold together."""
+    if config.require_signatures and not config.allowed_signers:
+        line, column = config.given.get("require_signatures", (1, 1))
+        raise ConfigError(f"{config.origin.get('require_signatures', config.path)}:{line}:{column}: signoff: signatures "
+                          "are required, so name the allowed-signers file (allowed_signers: PATH)")
+
+
+def _repository(folder: Path) -> Path | None:
+    """The work tree that holds `folder` (the nearest folder up with a .git), if any."""
+    for here in (folder, *folder.parents):
+        if os.path.lexists(here / ".git"):
+            return here
+    return None
+
+
+def _boundary(folder: Path) -> str:
+    """What a config in `folder` may name: its repository, else its own folder (links resolved)."""
+    return os.path.realpath(_repository(folder) or folder)
 
 
 def _known(mapping: dict, keys: Any, where: tuple, fail: Callable[..., ConfigError], extra: str = "") -> None:
@@ -335,9 +464,9 @@ def check_patterns(config: Config, ids: list[str], layers: list[str]) -> None:
         for i, pattern in enumerate(getattr(config, key)):
             if any(Selection.matches(rule_id, pattern) for rule_id in ids):
                 continue
-            line, column = config.positions.get((key, i), (1, 1))
+            line, column, where = config.positions.get((key, i), (1, 1, config.path))
             hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
-            raise ConfigError(f'{config.path}:{line}:{column}: {key}: no rule is named "{pattern}"{hint} '
+            raise ConfigError(f'{where}:{line}:{column}: {key}: no rule is named "{pattern}"{hint} '
                               "(`hwlint rules list` shows them all)")
 
 
@@ -345,14 +474,208 @@ def check_severities(config: Config, severities: dict[str, str]) -> None:
     """ConfigError for a `severity:` entry naming no rule of the pack (`severities`: id -> the
     rule's own), or lowering one: an organisation drops a rule with `ignore`, in the open."""
     for i, (rule_id, level) in enumerate(config.severity.items()):
-        line, column = config.positions.get(("severity", i), (1, 1))
-        where = f"{config.path}:{line}:{column}: severity.{rule_id}"
+        line, column, path = config.positions.get(("severity", i), (1, 1, config.path))
+        where = f"{path}:{line}:{column}: severity.{rule_id}"
         if rule_id not in severities:
             raise ConfigError(f'{where}: no rule is named "{rule_id}"' + suggest(rule_id, list(severities), cutoff=0.5)
                               + " (`hwlint rules list` shows them all)")
         if FAIL_ON.index(level) > FAIL_ON.index(severities[rule_id]):
             raise ConfigError(f"{where}: {level} is lower than the rule's own severity ({severities[rule_id]}); a config "
                               f"may only raise a severity (to drop the rule, add it to ignore:)")
+
+
+# --- the settings in effect, and which way a change moves them --------------------------
+
+
+def settings(config: Config) -> dict[str, Any]:
+    """What the config asks of a review and a sign-off, compact and deterministic (JSON
+    types, only what differs from no config): `policy.NAME`, `allow_relaxing`, `select`,
+    `ignore`, `severity.ID`, `fail_on`, `roles`, `allowed_signers` (the file's sha256),
+    `signers.ROLE`, `roles_per_signer`, `require_signatures`. A sign-off records it, so that
+    a later config can be told to relax or tighten it (`compare`)."""
+    out: dict[str, Any] = {f"policy.{k}": v for k, v in sorted(config.policy.items())}
+    if config.allow_relaxing:
+        out["allow_relaxing"] = sorted(config.allow_relaxing)
+    if config.select:
+        out["select"] = list(dict.fromkeys(config.select))
+    if config.ignore:
+        out["ignore"] = sorted(set(config.ignore))
+    out.update({f"severity.{k}": v for k, v in sorted(config.severity.items())})
+    if config.fail_on:
+        out["fail_on"] = config.fail_on
+    if config.roles:
+        out["roles"] = list(config.roles)
+    if config.allowed_signers:
+        out["allowed_signers"] = f"sha256:{config.allowed_signers_digest}" if config.allowed_signers_digest else "(unreadable)"
+    out.update({f"signers.{k}": sorted(v) for k, v in sorted(config.signers.items())})
+    if config.roles_per_signer != 1:
+        out["roles_per_signer"] = config.roles_per_signer
+    if config.require_signatures:
+        out["require_signatures"] = True
+    return out
+
+
+_UNSET = {"fail_on": "error", "roles": list(DEFAULT_ROLES), "roles_per_signer": 1, "require_signatures": False,
+          "allow_relaxing": [], "select": [], "ignore": []}  # a settings() key left out means this
+
+
+def _covers(pattern: str, rule: str) -> bool:
+    return pattern == rule or (not _FULL_ID.match(pattern) and rule.startswith(pattern))
+
+
+def _loosens(key: str, old: Any, new: Any) -> bool:
+    """Whether settings key `key` moving from `old` to `new` (None: not set) relaxes the review or the sign-off."""
+    kind, _, name = key.partition(".")
+    if kind == "policy":
+        return old is not None and (new is None or relaxes(name, old, new))
+    if kind in ("allow_relaxing", "ignore"):
+        return bool(set(new) - set(old))  # more a manifest may relax, more rules left out
+    if kind == "select":  # a narrower selection leaves rules out; none selects every rule
+        return bool(new) and (not old or any(not any(_covers(n, o) for n in new) for o in old))
+    if kind == "severity":
+        return old is not None and (new is None or FAIL_ON.index(new) > FAIL_ON.index(old))
+    if kind == "fail_on":
+        return FAIL_ON.index(new) < FAIL_ON.index(old)
+    if kind == "roles":
+        return bool(set(old) - set(new))
+    if kind == "allowed_signers":
+        return old is not None  # other keys (or none) where a file was named
+    if kind == "signers":
+        return old is not None and (new is None or bool(set(new) - set(old)))
+    if kind == "roles_per_signer":
+        return new > old
+    if kind == "require_signatures":
+        return old and not new
+    return True  # a key this build does not know: the safe side
+
+
+@record
+class Change:
+    key: str  # a settings() key
+    old: Any  # None: not set
+    new: Any
+    relaxes: bool
+
+    def __str__(self) -> str:
+        return f"{self.key}: {shown(self.old)} → {shown(self.new)} ({'relaxes' if self.relaxes else 'tightens'})"
+
+
+def shown(value: Any) -> str:
+    """A settings value in words."""
+    if value is None:
+        return "(not set)"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def compare(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """Each settings key that differs between two settings(), and whether it relaxes."""
+    out = []
+    for key in sorted({*old, *new}):
+        then, now = old.get(key, _UNSET.get(key)), new.get(key, _UNSET.get(key))
+        if then != now:
+            out.append(Change(key, then, now, bool(_loosens(key, then, now))))
+    return out
+
+
+def described(files: list[dict[str, str]] | list[tuple[str, str]], short: bool = False) -> str:
+    """The configs in effect in words: "no config", or each file (the root first) with the
+    sha256 of its bytes (`short`: its first 12 hex digits)."""
+    pairs = [(f["path"], f["sha256"]) if isinstance(f, dict) else f for f in files]
+    if not pairs:
+        return "no config"
+    return ("config " if len(pairs) == 1 else "configs ") + ", then ".join(
+        f"{p} (sha256:{d[:12] if short else d})" for p, d in pairs)
+
+
+def settings_digest(values: dict[str, Any]) -> str:
+    """sha256 of settings() as canonical JSON (keys sorted, no whitespace)."""
+    import json
+
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _config_key(key: str) -> str:
+    """The config file's spelling of a settings() key."""
+    kind, _, name = key.partition(".")
+    if kind in ("roles", "allowed_signers", "roles_per_signer", "require_signatures"):
+        return f"signoff.{kind}"
+    if kind == "signers":
+        return f"signoff.signers.{name}"
+    return key
+
+
+def nested(parent: Config, child: Config) -> Config:
+    """`child` (a config in a folder below `parent`'s) on top of the `parent` chain: it
+    inherits every key, adds and tightens; a relaxation the root config does not allow by
+    name under allow_nested_relaxing is a ConfigError naming the child's file, line and key."""
+    root = parent.chain[0][0] if parent.chain else parent.path
+    if child.allow_nested_relaxing:
+        line, column = child.given["allow_nested_relaxing"]
+        raise ConfigError(f"{child.path}:{line}:{column}: allow_nested_relaxing: only the root config ({root}) may say "
+                          "what nested configs may relax; remove it here")
+    merged = Config(
+        path=child.path,
+        policy={**parent.policy, **child.policy},
+        allow_relaxing=parent.allow_relaxing | child.allow_relaxing,
+        rules=[*parent.rules, *(r for r in child.rules if r not in parent.rules)],
+        select=child.select if "select" in child.given else list(parent.select),
+        ignore=[*parent.ignore, *(p for p in child.ignore if p not in parent.ignore)],
+        severity={**parent.severity, **child.severity},
+        fail_on=child.fail_on or parent.fail_on,
+        catalog=[*parent.catalog, *(c for c in child.catalog if c not in parent.catalog)],
+        docs_url=child.docs_url or parent.docs_url,
+        exclude=child.exclude, extend_exclude=list(child.extend_exclude),  # the nearest config's own
+        roles=list(child.roles) if "roles" in child.given else list(parent.roles),
+        allowed_signers=child.allowed_signers or parent.allowed_signers,
+        allowed_signers_digest=child.allowed_signers_digest if child.allowed_signers else parent.allowed_signers_digest,
+        signers={**parent.signers, **child.signers},
+        roles_per_signer=child.roles_per_signer if "roles_per_signer" in child.given else parent.roles_per_signer,
+        require_signatures=child.require_signatures if "require_signatures" in child.given else parent.require_signatures,
+        allow_nested_relaxing=set(parent.allow_nested_relaxing),
+        chain=[*parent.chain, *child.chain],
+        origin={**parent.origin, **{k: str(child.path) for k in child.given}},
+        given={**parent.given, **child.given},
+    )
+    if "select" in child.given or "ignore" in child.given:  # the patterns, each where it was written
+        merged.positions = {k: v for k, v in parent.positions.items() if k[0] == "severity"}
+        for key in ("select", "ignore"):
+            for i, pattern in enumerate(getattr(merged, key)):
+                mine = key in child.given and pattern in getattr(child, key)
+                source = child if mine else parent
+                at = getattr(source, key).index(pattern)
+                merged.positions[(key, i)] = source.positions.get((key, at), (1, 1, str(source.path)))
+    else:
+        merged.positions = {k: v for k, v in parent.positions.items() if k[0] != "severity"}
+    for i, rule_id in enumerate(merged.severity):
+        source = child if rule_id in child.severity else parent
+        at = list(source.severity).index(rule_id)
+        merged.positions[("severity", i)] = source.positions.get(("severity", at), (1, 1, str(source.path)))
+    for change in compare(settings(parent), settings(merged)):
+        allowance = change.key.split(".", 1)[1] if change.key.startswith("policy.") else change.key.split(".")[0]
+        if not change.relaxes or allowance in parent.allow_nested_relaxing:
+            continue
+        line, column = child.given.get(change.key, (1, 1))
+        raise ConfigError(
+            f"{child.path}:{line}:{column}: {_config_key(change.key)}: {shown(change.new)} relaxes "
+            f"{shown(change.old)}" + (f", set in {parent.origin[change.key]}" if change.key in parent.origin else
+                                       f", inherited from {root}") + "; a nested config may add and tighten "
+            f"only (to let nested configs relax it, the root config {root} lists {allowance} under allow_nested_relaxing)")
+    if merged.roles:  # a role dropped (as the root allows) takes its signers with it; a nested binding needs its role
+        for role in list(merged.signers):
+            if role in merged.roles:
+                continue
+            if role not in child.signers:
+                del merged.signers[role]
+                continue
+            line, column = child.given.get(f"signers.{role}", (1, 1))
+            raise ConfigError(f"{child.path}:{line}:{column}: signoff.signers.{role}: is not one of signoff.roles "
+                              f"({', '.join(merged.roles)})" + suggest(role, merged.roles))
+    return merged
 
 
 # --- what it means for one manifest ------------------------------------------------------

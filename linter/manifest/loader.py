@@ -25,7 +25,6 @@ import os
 import re
 import stat
 from functools import lru_cache
-from pathlib import Path
 
 from linter.record import field, record
 

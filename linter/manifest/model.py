@@ -263,7 +263,7 @@ class LocalDisk(Strict):
 
 class Nic(Strict):
     model: Text | None = Field(None, description="NIC model, e.g. ConnectX-7", examples=["ConnectX-7"])
-    count: SmallCount = Field(1, description="NICs (ports) of this kind per node")
+    count: SmallCount | None = Field(None, description="NICs (ports) of this kind per node; left out, not known")
     rate_gbps: Positive | None = Field(None, description="per port, Gb/s")
     kind: FabricKind | None = Field(None, description="network technology: infiniband, roce or ethernet")
     purpose: Purpose = Field("compute", description="traffic this NIC carries: compute, storage, management or converged")
@@ -343,11 +343,11 @@ class Fabric(Strict):
     oversubscription: Annotated[float, Field(ge=1, le=64)] | None = Field(
         None, description="host-facing : uplink bandwidth at the leaf, as a number (2 means 2:1); left out, it is not known"
     )
-    switches: list[Switch] = Field([], description="switches in this fabric")
+    switches: list[Switch] | None = Field(None, description="switches in this fabric; left out, not known (`[]`: none)")
 
 
 class Network(Strict):
-    fabrics: list[Fabric] = Field([], description="the cluster's networks (compute, storage, management)")
+    fabrics: list[Fabric] | None = Field(None, description="the cluster's networks (compute, storage, management); left out, not known")
 
 
 class StorageTier(Strict):
@@ -372,7 +372,7 @@ class Backup(Strict):
 
 
 class Storage(Strict):
-    tiers: list[StorageTier] = Field([], description="storage tiers: shared file systems, object stores, local NVMe")
+    tiers: list[StorageTier] | None = Field(None, description="storage tiers: shared file systems, object stores, local NVMe; left out, not known")
     checkpoint: Checkpointing | None = Field(None, description="how training checkpoints are written and kept")
     backup: Backup | None = Field(None, description="backup of data and checkpoints")
 
@@ -404,9 +404,10 @@ class RackSwitches(Strict):
 class RackGroup(Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = Field(description="name of this group of identical racks")
     count: Count = Field(description="racks in this group")
-    contents: list[RackContent] = Field([], description="which nodes each rack holds")
-    switches: list[RackSwitches] = Field([], description="which network switches each rack holds (their power and heat "
-                                                          "count in the rack's load, circuits and cooling)")
+    contents: list[RackContent] | None = Field(None, description="which nodes each rack holds; left out, none when the other racks hold every node, else not known")
+    switches: list[RackSwitches] | None = Field(None, description="which network switches each rack holds (their power and heat "
+                                                                    "count in the rack's load, circuits and cooling); left out, none: "
+                                                                    "a switch placed in no rack is named (PWR008)")
     other_kw: NonNegative = Field(
         0, description="gear per rack not listed as a node pool or a switch (PDUs, KVM, patch panels), kW; counted in the facility load"
     )
@@ -435,7 +436,7 @@ class Facility(Strict):
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = Field(None, description="ISO 4217 currency code of the electricity and colocation prices, e.g. USD", examples=["USD", "EUR"])
     ab_feeds: bool | None = Field(None, description="racks get two independent (A and B) power feeds (true / false)")
     ups: Ups | None = Field(None, description="the uninterruptible power supply")
-    racks: list[RackGroup] = Field([], description="groups of identical racks")
+    racks: list[RackGroup] | None = Field(None, description="groups of identical racks; left out, not known")
 
 
 class Operations(Strict):
@@ -553,7 +554,7 @@ class Procurement(Strict):
     staff_per_month: NonNegative | None = Field(
         None, description="operations staff cost per month of owning the cluster, in `currency` (owned capacity only)"
     )
-    quotes: list[Quote] = Field([], description="quotes every option shares (or the only quotes)")
+    quotes: list[Quote] | None = Field(None, description="quotes every option shares (or the only quotes); left out, not known (`[]`: none)")
     options: list[Option] = Field([], description="alternative offers; the review judges each by the whole rule pack, "
                                   "compares them and recommends one")
     chosen: Text | None = Field(None, description="name of the option this manifest buys (needed with options)")
@@ -585,6 +586,12 @@ class Signoff(Strict):
     tool_digest: Sha256 | None = Field(None, description="sha256 of that hwlint build's code; another build makes the sign-off stale")
     snapshot: Annotated[str, Field(min_length=1, max_length=5_000_000)] | None = Field(
         None, description="the signed content (canonical JSON, zlib, base64), to list the fields changed since"
+    )
+    config_digest: Sha256 | None = Field(
+        None, description="sha256 of the effective config's settings the sign-off was made under; a relaxing change makes it stale"
+    )
+    config: Annotated[str, Field(min_length=1, max_length=100_000)] | None = Field(
+        None, description="those settings (canonical JSON, zlib, base64), to tell a relaxing config change from a tightening one"
     )
     signature: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
         None, description="ssh-keygen -Y sign signature (namespace hwlint) of the sign-off statement"

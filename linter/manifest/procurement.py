@@ -146,6 +146,8 @@ def with_option(data: dict, name: str) -> dict:
         if key in option:
             procurement[key] = option[key]
     for key, where, _ in CHANGES:
+        if not option.get(key):
+            continue  # nothing changed here (the manifest may leave this section out)
         node: Any = out
         for step in where:
             node = node[step]

@@ -44,12 +44,13 @@ def node_nics(data: dict, primary: int | None) -> dict[str, Any]:
         unknown = Unknown((f"{pool}.nics",))
         return {k: unknown for k in keys} | {"path": pool}
     compute = [(j, n) for j, n in enumerate(nics) if n.get("purpose", "compute") in ("compute", "converged")]
-    out: dict[str, Any] = {"path": f"{pool}.nics", "per_node": sum(n.get("count", 1) for _, n in compute)}
-    if not compute:
+    counts = nic_count(compute, pool)
+    out: dict[str, Any] = {"path": f"{pool}.nics", "per_node": counts}
+    if not compute:  # `nics: []` or only other purposes: the manifest says this node has no compute NIC
         return out | {"gbps_per_node": 0, "gbps_per_gpu": 0, "min_rate_gbps": 0, "rdma": False}
     rates = [(f"{pool}.nics[{j}].rate_gbps", n.get("rate_gbps")) for j, n in compute]
     out["min_rate_gbps"] = least(rates, f"{pool}.nics")
-    per_node = apply(lambda _: sum(n.get("count", 1) * n["rate_gbps"] for _, n in compute), out["min_rate_gbps"])
+    per_node = apply(lambda _, __: sum(n["count"] * n["rate_gbps"] for _, n in compute), out["min_rate_gbps"], counts)
     out["gbps_per_node"] = per_node
     out["gbps_per_gpu"] = fact(data, [f"{pool}.gpu.count"], lambda g: apply(lambda bw: rounded(bw / g, 1), per_node))
     flags = [(f"{pool}.nics[{j}].gpudirect_rdma", n.get("gpudirect_rdma")) for j, n in compute]
@@ -61,12 +62,32 @@ def node_nics(data: dict, primary: int | None) -> dict[str, Any]:
     return out
 
 
+def nic_count(nics: list[tuple[int, dict]], pool: str) -> Any:
+    """NICs per node of the (index, NIC) entries of node pool `pool`, or Unknown naming each
+    entry that leaves its count out."""
+    needs = tuple(f"{pool}.nics[{j}].count" for j, n in nics if "count" not in n)
+    return Unknown(needs) if needs else sum(n["count"] for _, n in nics)
+
+
+def nic_ports(pools: list[dict], on: list[tuple[int, dict, int, dict]]) -> Any:
+    """NIC ports on a fabric: nodes x NICs of every entry in `on` (nics_on), or Unknown naming
+    what is left out: a compute pool that lists no `nics` at all (a missing list is not "no
+    NICs": `nics: []` is), a pool's node count, or an entry's count."""
+    needs = tuple(f"node_pools[{i}].nics" for i, pool in enumerate(pools)
+                  if pool.get("role", "compute") == "compute" and "nics" not in pool)
+    needs += tuple(f"node_pools[{i}].count" for i, pool in enumerate(pools) if "count" not in pool)
+    needs += tuple(f"node_pools[{i}].nics[{j}].count" for i, _, j, nic in on if "count" not in nic)
+    if needs:
+        return Unknown(tuple(dict.fromkeys(needs)))
+    return sum(pool["count"] * nic["count"] for _, pool, _, nic in on)
+
+
 def fabric_facts(data: dict, pools: list[dict]) -> dict[str, Any]:
     """Ports the compute fabric needs for its topology [al-fares-2008] §2-3."""
     fabrics = get(data, "network.fabrics")
     fabrics = [] if fabrics is MISSING else fabrics
     idx = compute_fabric_index(fabrics)
-    endpoints = sum(pool["count"] * nic.get("count", 1) for _, pool, _, nic in nics_on(pools, fabrics, idx))
+    endpoints = nic_ports(pools, nics_on(pools, fabrics, idx))
     out: dict[str, Any] = {"present": idx is not None, "compute_nics": endpoints}
     if idx is None:
         return out
@@ -102,7 +123,7 @@ def fabric_record(pools: list[dict], fabrics: list[dict], idx: int) -> dict[str,
     fabric = fabrics[idx]
     at = f"network.fabrics[{idx}]"
     on = nics_on(pools, fabrics, idx)
-    endpoints = sum(pool["count"] * nic.get("count", 1) for _, pool, _, nic in on)
+    endpoints = nic_ports(pools, on)
     out: dict[str, Any] = {"endpoints": endpoints}
     out.update(path=at, name=fabric["name"], purpose=fabric.get("purpose", "compute"),
                kind=fabric.get("kind", Unknown((f"{at}.kind",))), managed_by=fabric.get("managed_by", "owner"))
@@ -117,35 +138,38 @@ def fabric_record(pools: list[dict], fabrics: list[dict], idx: int) -> dict[str,
     out["nic_rate_gbps"] = least(nic_rates, f"node_pools[].nics[] on fabric {fabric['name']}")
     out["switch_rate_gbps"] = least(switch_rates, f"{at}.switches")
     switches = fabric.get("switches", [])
+    listed = "switches" in fabric  # a fabric that leaves its switches out has unknown ports, not none
 
     def ports(role: str) -> Any:
         chosen = [(j, s) for j, s in enumerate(switches) if s["role"] == role]
         needs = tuple(f"{at}.switches[{j}].ports" for j, s in chosen if "ports" not in s)
+        if not listed:
+            needs = (f"{at}.switches",)
         return Unknown(needs) if needs else sum(s["count"] * s["ports"] for _, s in chosen)
 
-    def count(role: str) -> int:
-        return sum(s["count"] for s in switches if s["role"] == role)
+    def count(role: str) -> Any:
+        return sum(s["count"] for s in switches if s["role"] == role) if listed else Unknown((f"{at}.switches",))
 
     if topology == "single-switch":
         out.update(ports_needed=endpoints, ports_present=ports("single"), uplinks_needed=0)
         return out
-    uplinks = apply(lambda o: physics.uplinks_needed(endpoints, o), oversub)
+    uplinks = apply(lambda e, o: physics.uplinks_needed(e, o), endpoints, oversub)
     core = count("core")
     out.update(
         leaf_down_needed=endpoints,
         uplinks_needed=uplinks,
-        ports_needed=apply(lambda u: endpoints + u, uplinks),
+        ports_needed=apply(lambda e, u: e + u, endpoints, uplinks),
         ports_present=ports("leaf"),
         # with a core tier each spine splits its ports evenly, down to the leaves and up to the core [al-fares-2008] §3
-        spine_ports_needed=apply(lambda u: 2 * u if core else u, uplinks),
+        spine_ports_needed=apply(lambda u, c: 2 * u if c else u, uplinks, core),
         spine_ports_present=ports("spine"),
-        leaves=count("leaf"), spines=count("spine"), cores=core, core_present=core > 0,
-        core_ports_needed=apply(lambda u: u if core else 0, uplinks),
-        core_ports_present=ports("core") if core else 0,
+        leaves=count("leaf"), spines=count("spine"), cores=core, core_present=apply(lambda c: c > 0, core),
+        core_ports_needed=apply(lambda u, c: u if c else 0, uplinks, core),
+        core_ports_present=ports("core") if not listed or core else 0,
     )
-    out["uplinks_per_leaf"] = apply(lambda u: math.ceil(u / out["leaves"]) if out["leaves"] else 0, uplinks)
+    out["uplinks_per_leaf"] = apply(lambda u, n: math.ceil(u / n) if n else 0, uplinks, out["leaves"])
     out["links_per_spine_per_leaf"] = apply(
-        lambda per_leaf: per_leaf / out["spines"] if out["spines"] else 0, out["uplinks_per_leaf"])
+        lambda per_leaf, n: per_leaf / n if n else 0, out["uplinks_per_leaf"], out["spines"])
     sizes = [s["ports"] for s in switches if s["role"] in ("leaf", "spine", "core") and "ports" in s]
     radix = min(sizes) if sizes and len(sizes) == sum(1 for s in switches if s["role"] in ("leaf", "spine", "core")) \
         else Unknown(tuple(f"{at}.switches[{j}].ports" for j, s in enumerate(switches) if "ports" not in s) or (f"{at}.switches",))

@@ -66,6 +66,11 @@ def _switch_rows(fabrics: list[dict]) -> list[dict[str, Any]]:
     """Every switch entry of every fabric: how many, and one switch's draw in kW."""
     rows = []
     for i, f in enumerate(fabrics):
+        if "switches" not in f and f.get("managed_by", "owner") == "owner":
+            # the switches are left out, not absent: their number and draw are unknown
+            at = f"network.fabrics[{i}].switches"
+            rows.append({"fabric": f["name"], "role": "", "model": None, "count": Unknown((at,)), "path": at,
+                         "kw": Unknown((at,)), "label": f"{f['name']} switches"})
         for j, s in enumerate(f.get("switches", [])):
             at = f"network.fabrics[{i}].switches[{j}]"
             rows.append({"fabric": f["name"], "role": s["role"], "model": s.get("model"), "count": s["count"], "path": at,
@@ -148,6 +153,7 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
     estimated_pools = {n["pool"] for n in nodes if n["estimate"]}
     racks_out = []
     switches_placed = [0] * len(switch_rows)
+    held = _held_elsewhere(pools, racks)
     for r, rack in enumerate(racks):
         at = f"facility.racks[{r}]"
         contents = [
@@ -155,7 +161,9 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
             else Unknown((f"{at}.contents[{j}].pool (no such node pool)",))
             for j, c in enumerate(rack.get("contents", []))
         ]
-        rack_switches = []
+        if "contents" not in rack and not held:
+            contents = [Unknown((f"{at}.contents",))]
+        rack_switches = []  # a rack that lists no switches holds none: a switch placed nowhere is named (PWR008)
         for j, placed in enumerate(rack.get("switches", [])):
             k, why = _placed_switches(switch_rows, f"{at}.switches[{j}]", placed)
             if k is None:
@@ -200,10 +208,9 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         row["load_complete"] = not isinstance(load, Unknown)
         row["per_feed_text"] = " on each feed" if row["per_feed"] is True else ""
         racks_out.append(row)
-    racked = {}
-    for rack in racks:
-        for c in rack.get("contents", []):
-            racked[c["pool"]] = racked.get(c["pool"], 0) + c["nodes"] * rack["count"]
+    racked = _racked(racks)
+    unplaced_nodes = f"facility.racks[{next((r for r, rack in enumerate(racks) if 'contents' not in rack), 0)}].contents"
+    unplaced_switches = [row["path"] for row in switch_rows if isinstance(row["count"], Unknown)]
     split = [row for row in racks_out if row["liquid_cooled"]]
     liquid_margin, liquid_worst = _worst(split, "liquid_margin_kw")
     air_margin, air_worst = _worst([row for row in racks_out if row["split"]], "air_margin_kw")
@@ -225,9 +232,12 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         "facility_capacity_kw": capacity,
         "facility_limit_kw": apply(lambda kw: rounded(kw * headroom), capacity),
         "racks": racks_out,
-        "unracked_nodes": {p["name"]: p["count"] - racked.get(p["name"], 0) for p in pools if p["count"] > racked.get(p["name"], 0)},
+        # a rack that leaves its contents out may hold what no other rack does: the unracked nodes are unknown then
+        "unracked_nodes": {p["name"]: p["count"] - racked.get(p["name"], 0) for p in pools if p["count"] > racked.get(p["name"], 0)}
+        if held or all("contents" in rack for rack in racks) else Unknown((unplaced_nodes,)),
         "unracked_switches": {row["label"]: row["count"] - placed for row, placed in zip(switch_rows, switches_placed)
-                              if row["count"] > placed},
+                              if row["count"] > placed}
+        if not unplaced_switches else Unknown(tuple(unplaced_switches)),
         "liquid_cooled_racks": len(split),
         "liquid_margin_kw": liquid_margin,
         "liquid_worst": liquid_worst or {},
@@ -242,6 +252,23 @@ def power_facts(data: dict, pools: list[dict], policy: dict[str, float]) -> dict
         "below_gpus": [n for n in nodes if n["given"] and n["gpus_kw"] is not None and n["kw"] < n["gpus_kw"]],
         "implausible": _implausible(pools, fabrics if fabrics is not MISSING else [], policy),
     }
+
+
+def _racked(racks: list[dict]) -> dict[str, int]:
+    """Nodes of each pool the racks' `contents` place."""
+    racked: dict[str, int] = {}
+    for rack in racks:
+        for c in rack.get("contents", []):
+            racked[c["pool"]] = racked.get(c["pool"], 0) + c["nodes"] * rack["count"]
+    return racked
+
+
+def _held_elsewhere(pools: list[dict], racks: list[dict]) -> bool:
+    """Whether the racks that list their `contents` already place every node: then a rack
+    that leaves the list out holds none (a network rack). Otherwise a left-out list is
+    unknown, never empty."""
+    racked = _racked(racks)
+    return all(p["count"] <= racked.get(p["name"], 0) for p in pools)
 
 
 def _sum_given(rack: dict, at: str) -> Any:

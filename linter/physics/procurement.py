@@ -52,6 +52,18 @@ def _quotes(data: dict) -> list[tuple[str, dict]]:
     return out
 
 
+def _unpriced_pools(data: dict, quotes: list[tuple[str, dict]]) -> list[str]:
+    """Compute pools no purchase quote prices, when every purchase quote names what it prices
+    (a quote that names no pool, fabric or tier may price anything: then none is known unpriced)."""
+    purchases = [q for _, q in quotes if q.get("kind", "purchase") == "purchase"]
+    if not purchases or any(not any(key in q for key in ("pool", "fabric", "storage_tier")) for q in purchases):
+        return []
+    pools = get(data, "node_pools")
+    named = {q["pool"] for q in purchases if "pool" in q}
+    return [p["name"] for p in ([] if pools is MISSING else pools)
+            if p.get("role", "compute") == "compute" and p["name"] not in named]
+
+
 def _report_currency(data: dict, quotes: list[tuple[str, dict]]) -> Any:
     given = get(data, "procurement.currency")
     if given is not MISSING:
@@ -72,11 +84,14 @@ def _target(data: dict, quote: dict) -> dict[str, Any] | None:
                              ("storage_tier", "storage.tiers", "TB")):
         if key in quote:
             items = get(data, where)
-            found = next((x for x in ([] if items is MISSING else items) if x["name"] == quote[key]), None)
+            found = next(((i, x) for i, x in enumerate([] if items is MISSING else items) if x["name"] == quote[key]), None)
             if found is None:
                 return None
-            have = (found["count"] if key == "pool" else sum(s["count"] for s in found.get("switches", []))
-                    if key == "fabric" else found.get("capacity_tb"))
+            i, found = found
+            # a fabric that leaves its switches out has an unknown number of them, not none
+            switches = (sum(s["count"] for s in found["switches"]) if "switches" in found
+                        else Unknown((f"{where}[{i}].switches",)))
+            have = found["count"] if key == "pool" else switches if key == "fabric" else found.get("capacity_tb")
             words = {"pool": "node pool", "fabric": "fabric", "storage_tier": "storage tier"}[key]
             return {"names": f"{words} {quote[key]}", "unit": unit, "manifest_quantity": have}
     return None
@@ -132,7 +147,8 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
         return row
 
     listed = [row_of(path, q) for path, q in quotes]
-    out["quotes"] = listed
+    # no quotes listed anywhere and the list left out: not known (`quotes: []` says there are none)
+    out["quotes"] = listed if listed or get(data, "procurement.quotes") is not MISSING else Unknown(("procurement.quotes",))
 
     def total(kind: str, none: Any) -> Any:
         chosen = [row["price"] for row in listed if row["kind"] == kind]
@@ -140,6 +156,10 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
 
     mode_known = mode if mode is not MISSING else None
     out["capex"] = total("purchase", 0 if mode_known == "rent" else Unknown(("procurement.quotes[] (a purchase quote)",)))
+    unpriced = _unpriced_pools(data, quotes) if mode_known == "buy" else []
+    if unpriced and not isinstance(out["capex"], Unknown):
+        # the purchase quotes each price something named, and none prices these compute pools: capex is not their sum
+        out["capex"] = Unknown(tuple(f"procurement.quotes[] (a purchase quote for node pool {name})" for name in unpriced))
     out["support_per_month"] = total("support", 0)
     staff = get(data, "procurement.staff_per_month")
     out["staff_per_month"] = 0 if staff is MISSING or not owned else staff
@@ -199,7 +219,7 @@ def money_and_dates(data: dict, it_kw: Any, gpus_total: Any, gpu_model: Any, pol
     out["total_cost"] = apply(lambda capex, monthly, months: rounded(physics.project_cost(capex, monthly, months), 0),
                               out["capex"], out["opex_per_month"], out["project_months"])
     out["conversions"] = conversions
-    quantities = unknowns(row["quantity"] for row in listed if "names" in row)
+    quantities = unknowns([row[key] for row in listed if "names" in row for key in ("quantity", "manifest_quantity")])
     out["quote_binding"] = Unknown(quantities) if quantities else {
         "unbound": [{"path": row["path"], "item": row["item"]} for row in listed
                     if row["kind"] == "purchase" and "names" not in row],

@@ -48,7 +48,7 @@ def apply(compute: Callable[..., Any], *values: Any) -> Any:
     """compute(*values), or Unknown naming everything the unknown values need."""
     for v in values:
         if isinstance(v, Unknown):
-            missing = unknowns(values)
+            missing = tuple(dict.fromkeys(unknowns(values)))  # each field named once
             return Unknown(missing) if missing else compute(*values)
     return compute(*values)
 

@@ -45,6 +45,19 @@ def reported(reviews: list[Any]) -> Iterator[Any]:
                 yield from r.located()
 
 
+class ConfigsInEffect:
+    """The configs in effect in a run, counted as the reviews come: each chain of config
+    files ((path, sha256), the root first; () is no config) and how many manifests it governed."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[tuple[str, str], ...], int] = {}
+
+    def add(self, review: Any) -> None:
+        if review.digest or review.config_files:  # a file that could not be read was governed by nothing yet
+            chain = tuple((f["path"], f["sha256"]) for f in review.config_files)
+            self.counts[chain] = self.counts.get(chain, 0) + 1
+
+
 def reporter(name: str) -> Callable[..., str]:
     module, function = REGISTRY[name].split(":")
     return getattr(import_module(module), function)

@@ -24,6 +24,13 @@ def _known(*values: Any) -> bool:
     return all(v is not None and not isinstance(v, Unknown) for v in values)
 
 
+def shown(value: Any) -> str:
+    """A figure, or "? — needs PATH" naming what the manifest leaves out."""
+    if isinstance(value, Unknown):
+        return "? — needs " + ", ".join(value.needs[:3]) + (" ..." if len(value.needs) > 3 else "")
+    return "?" if value is None else num(value)
+
+
 def _decided(load: float, limit: Any, complete: bool) -> bool | None:
     """Fits (True), does not (False), or not decided (None): a lower bound over the limit already fails."""
     if not _known(limit):
@@ -74,6 +81,10 @@ def rows(review: Review) -> list[BudgetRow]:
         ))
     for rack in power["racks"]:
         load, complete = rack_load(rack)
+        if not load and not complete:  # nothing of its load known: what would decide it
+            out.append(BudgetRow(f"Power per rack ({rack['name']}, x{rack['count']})", shown(rack["load_kw"]),
+                                 "not judged", None))
+            continue
         if not load:
             continue
         have, verdicts = [], []
@@ -95,6 +106,10 @@ def rows(review: Review) -> list[BudgetRow]:
     fabrics = checked if checked is not None else ([f["fabric"]] if f["fabric"].get("present") else [])
     for fabric in (fabrics if "provider-fabric" not in review.conditions else []):
         if not _known(fabric.get("ports_present"), fabric.get("ports_needed")):
+            # not known: say what would decide it, never a count of zero
+            label = "Leaf switch ports" if "leaf_down_needed" in fabric else "Switch ports"
+            out.append(BudgetRow(f"{label} ({fabric['name']})", shown(fabric.get("ports_needed")),
+                                 shown(fabric.get("ports_present")), None))
             continue
         if "leaf_down_needed" in fabric:
             out.append(BudgetRow(
@@ -122,7 +137,7 @@ def money_rows(review: Review) -> list[BudgetRow]:
         return []
     cur = p["currency"]
     out: list[BudgetRow] = []
-    purchases = sum(q["kind"] == "purchase" for q in p["quotes"])
+    purchases = sum(q["kind"] == "purchase" for q in (p["quotes"] if _known(p["quotes"]) else []))
     if _known(p["capex"]) and (purchases or p["mode"] != "rent"):
         converted = [conversion(c) for c in p["conversions"] if c["path"].startswith("procurement.")]
         out.append(BudgetRow("Capex (purchases)", f"{num(p['capex'])} {cur}",

@@ -5,7 +5,9 @@ UTF-16 code units: `fit.size`, measured on the text exactly as it is written out
 In order:
 
 1. the hidden marker `<!-- hwlint-review -->` the workflow finds its comment by;
-2. the overall verdict (the worst manifest's) and how many manifests have which verdict;
+2. the overall verdict (the worst manifest's) and how many manifests have which verdict,
+   then the configs in effect (each chain of config files with their sha256, or "no config",
+   and how many manifests each governed; at most CONFIGS_LISTED of them, then a count);
 3. a verdict table, one row per manifest: file, verdict, errors, warnings, to confirm, what
    changed against the base (with `--base`) and where its details are. Failing manifests come
    first. With `--base`, manifests identical to their base version are no rows but one line
@@ -25,7 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from linter.manifest.config import described
 from linter.engine.review import Review
+from linter.report import ConfigsInEffect
 from linter.report import changes as diff
 from linter.report import fit
 from linter.report.escape import code, human, markdown as md
@@ -35,6 +39,7 @@ from linter.report.markdown import Footnotes, rank, render_one, verdict, written
 MARKER = "<!-- hwlint-review -->"
 LIMIT = fit.GITHUB_LIMIT
 NAMES_ROOM = 2_000  # at most this much (and a tenth of the comment) names unchanged manifests
+CONFIGS_LISTED = 10  # configs named in the comment's head; the rest are counted
 RANK_WORDS = ("need changes", "acceptable with warnings", "with items to confirm", "ready for sign-off")
 
 
@@ -112,6 +117,7 @@ class Stream:
         self.names: list[str] = []  # the first unchanged manifests, those that fit under the table
         self.names_size = 0
         self.names_full = False
+        self.configs = ConfigsInEffect()
 
     def detail(self, review: Review, shown: Any) -> str:
         change = self.by_file.get(review.file)
@@ -124,6 +130,7 @@ class Stream:
     def add(self, review: Review) -> None:
         standing = rank(review)
         self.tally[standing] += 1
+        self.configs.add(review)
         if standing not in self.verdicts:
             self.verdicts[standing] = verdict(review)
         change = self.by_file.get(review.file)
@@ -152,6 +159,18 @@ class Stream:
     def close(self) -> None:
         self.write(self.text())
 
+    def configs_line(self) -> str:
+        """'**Config:** no config.' or each chain of config files in effect, with its manifests."""
+        chains = list(self.configs.counts.items())
+        if not chains:
+            return ""
+        if len(chains) == 1:
+            return f"**Config:** {md(described(list(chains[0][0]), short=True))}.\n\n"
+        shown = [f"{md(described(list(chain), short=True))} ({n} manifest{'s' if n != 1 else ''})"
+                 for chain, n in chains[:CONFIGS_LISTED]]
+        more = f"; and {len(chains) - CONFIGS_LISTED} more" if len(chains) > CONFIGS_LISTED else ""
+        return f"**Configs:** {'; '.join(shown)}{more}.\n\n"
+
     def text(self) -> str:
         limit, with_base, finish = self.limit, self.with_base, self.finish
         count = sum(self.tally)
@@ -165,7 +184,7 @@ class Stream:
             f"{n} {word}" for n, word in zip(self.tally, RANK_WORDS) if n) + "."
         if with_base:
             head += f" Against {code(self.base)}: {listed} changed or new, {self.unchanged} unchanged."
-        head += "\n\n"
+        head += "\n\n" + self.configs_line()
 
         # Rows and details come failing manifests first, in the given order within a rank. A
         # rank whose rows or reviews were not all kept ends the table or the details within

@@ -12,6 +12,7 @@ import re
 
 from linter.results import layer_name, layer_rank, one_line
 from linter.engine.rules import Rule, RulePack
+from linter.report.escape import cell
 
 _EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
 _STMT = re.compile(r"\{%-?.*?-?%\}", re.S)
@@ -138,10 +139,6 @@ def rule_text(rule: Rule, pack: RulePack) -> str:
     return "\n".join(lines)
 
 
-def _md_cell(text: str) -> str:
-    return one_line(text).replace("|", "\\|")
-
-
 def _anchor(rule: Rule) -> str:
     return rule.id.lower()
 
@@ -152,22 +149,22 @@ def rule_markdown(rule: Rule, pack: RulePack) -> str:
     rows = [
         ("Severity", s.severity),
         ("Applies at", _tiers(rule)),
-        ("Only when", s.applies_when or ("always" if s.when.strip() == "true" else f"`{_md_cell(s.when)}`")),
+        ("Only when", s.applies_when or ("always" if s.when.strip() == "true" else f"`{cell(s.when)}`")),
         *((("Not applicable when", _conditions(rule, pack)),) if s.not_applicable_when else ()),
         ("Waivable", "yes" if s.waivable else "no" + (" (may never be skipped; verify waits for it)" if s.never_skip else "")),
         ("Policy", ", ".join(f"`{_policy_value(n, pack)}`" for n in used) or "none"),
-        ("Points at", f"`{_md_cell(template_text(s.at))}`"),
+        ("Points at", f"`{cell(template_text(s.at))}`"),
     ]
     out = [f"### {s.id}: {s.title}", "", "| | |", "| --- | --- |"]
-    out += [f"| {k} | {_md_cell(v)} |" for k, v in rows]
-    out += ["", f"**Checks:** `{_md_cell(s.require)}`", "", f"**Why it matters.** {one_line(s.why or '')}", ""]
+    out += [f"| {k} | {cell(v)} |" for k, v in rows]
+    out += ["", f"**Checks:** `{cell(s.require)}`", "", f"**Why it matters.** {one_line(s.why or '')}", ""]
     out += ["**Fails:**", "", "```yaml", s.example_fail.rstrip() if s.example_fail else "", "```", ""]
     out += ["**Passes:**", "", "```yaml", s.example_pass.rstrip() if s.example_pass else "", "```", ""]
     out += [f"**Message:** {template_text(s.message)}", "", f"**Fix:** {template_text(s.fix)}", ""]
     if s.confirm:
         out += [f"**When pending, to confirm:** {one_line(s.confirm)}", ""]
     out += ["**Sources:** " + "; ".join(f"[{key}](#ref-{key})" for key in s.cite)
-            + (f". No other source: {_md_cell(s.uncited)}" if s.uncited else ""), ""]
+            + (f". No other source: {cell(s.uncited)}" if s.uncited else ""), ""]
     tests = ", ".join(f"{c.expect}: {c.name}" for c in s.tests)
     out += [f"**Tests ({len(s.tests)}):** {tests}", ""]
     return "\n".join(out)
@@ -190,7 +187,7 @@ def pack_markdown(pack: RulePack) -> str:
     ]
     for rule in sorted(pack.rules, key=lambda r: (layer_rank(r.layer), r.id)):
         tiers = "all" if rule.spec.tiers == "all" else ", ".join(rule.spec.tiers)
-        out.append(f"| [{rule.id}](#{_anchor(rule)}) | {rule.spec.severity} | {tiers} | {_md_cell(rule.spec.title)} |")
+        out.append(f"| [{rule.id}](#{_anchor(rule)}) | {rule.spec.severity} | {tiers} | {cell(rule.spec.title)} |")
     out.append("")
     for layer in sorted({r.layer for r in pack.rules}, key=layer_rank):
         rules = sorted((r for r in pack.rules if r.layer == layer), key=lambda r: r.id)
@@ -218,7 +215,7 @@ def pack_markdown(pack: RulePack) -> str:
         unit = spec.get("unit", "")
         default = f"{spec.get('default')}{'' if unit in ('', '%', 'x', ':1') else ' '}{unit}"
         sources = ", ".join(f"[{k}](#ref-{k})" for k in spec.get("cite", [])) or "team default"
-        out.append(f"| `{name}` | {default} | {_md_cell(spec.get('means', ''))} | {_md_cell(spec.get('why', ''))} | {sources} |")
+        out.append(f"| `{name}` | {default} | {cell(spec.get('means', ''))} | {cell(spec.get('why', ''))} | {sources} |")
     out += ["", "## Sources", ""]
     for key in sorted(pack.references):
         out += [f'<a id="ref-{key}"></a>', "", f"- **{key}**: {_cite(key, pack)}", ""]

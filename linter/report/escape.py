@@ -83,6 +83,12 @@ def code(value: object) -> str:
     return f"{fence}{padded}{fence}"
 
 
+def cell(text: object) -> str:
+    """Our own text (a rule's or a model's description) as one Markdown table cell: on one
+    line, its pipes escaped. Text from a manifest goes through `markdown` instead."""
+    return one_line(text).replace("|", "\\|")
+
+
 def terminal(text: str) -> str:
     """`text` with control characters and Unicode line separators made visible."""
     return _TERMINAL_RE.sub(_visible, text)

@@ -411,6 +411,7 @@ def manifest(review: Review, pack: RulePack, changes: Changes | None, made: dict
         "results": Results(review.results, pack.references, made),
         "deselected": list(review.deselected),
         "config": review.config or None,
+        "config_files": [{"path": f["path"], "sha256": f"sha256:{f['sha256']}"} for f in review.config_files],
     }
     if changes is not None:
         out["changes"] = as_json(changes)

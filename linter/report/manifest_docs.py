@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from linter.report.escape import cell
+
 HEADER = """# The manifest format, key by key
 
 Generated from the pydantic models (`linter/manifest/model.py`) by `python -m linter.schema`;
@@ -159,10 +161,6 @@ def _anchor(path: str) -> str:
     return "".join(c for c in path.lower() if c.isalnum() or c in "-_ ").replace(" ", "-")
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def render(schema: dict[str, Any], examples: dict[str, Any]) -> str:
     """The page: one section per object of the manifest, one table row per key."""
     out = [HEADER]
@@ -173,13 +171,13 @@ def render(schema: dict[str, Any], examples: dict[str, Any]) -> str:
             continue
         required = set(node.get("required", ()))
         if node.get("description"):
-            out.append(_cell(node["description"]) + "\n")
+            out.append(cell(node["description"]) + "\n")
         out.append("| key | type | meaning | example |\n| --- | --- | --- | --- |")
         for key, prop in node["properties"].items():
             full = f"{path}.{key}" if path else key
             meaning = prop.get("description") or _resolve(schema, prop).get("description") or ""
             name = f"`{key}`" + (" (required)" if key in required else "")
-            out.append(f"| {name} | {_cell(_type(schema, prop))} | {_cell(meaning)} | {_cell(_example(schema, prop, full, examples))} |")
+            out.append(f"| {name} | {cell(_type(schema, prop))} | {cell(meaning)} | {cell(_example(schema, prop, full, examples))} |")
     return "\n".join(out) + "\n"
 
 

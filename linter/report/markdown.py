@@ -15,6 +15,7 @@ from linter import __version__
 from linter.numbers import num
 from linter.paths import data_dir
 from linter.results import Result, layer_name, layer_rank
+from linter.manifest.config import described
 from linter.engine.review import Review
 from linter.report import budget, charts, fit, procurement
 from linter.report import changes as diff
@@ -170,6 +171,7 @@ def render_one(review: Review, references: dict[str, dict[str, Any]], rule_count
         version=__version__,
         rule_count=rule_count,
         verdict=Trusted(verdict(review)),
+        config=described(review.config_files, short=True) if review.digest or review.config_files else "",
         counts=review.counts(),
         budget=budget.rows(review),
         charts=[] if shown is not None else [(c.title, Trusted(c.mermaid), c.caption, c.notes) for c in charts.charts(review)],

@@ -77,7 +77,7 @@ def _recommendation(review: Review) -> tuple[str, str]:
 def verdict(review: Review) -> tuple[str, str] | None:
     """(verdict, because) for the chosen option; None when the manifest says nothing of money."""
     p = review.facts.get("procurement")
-    if not p or not p.get("quotes"):
+    if not p or not p.get("quotes") or not _known(p["quotes"]):  # no quotes, or left out
         return None
     cur = p["currency"] if _known(p["currency"]) else "(currency unknown)"
     months = p["project_months"]
@@ -210,7 +210,7 @@ def _quotes(review: Review) -> list[dict[str, str]]:
     rate = lambda c: f"{num(c['rate'], 6)} {cur} per {c['currency']}"  # noqa: E731
     shared = "all options" if review.options else "—"
     out, seen = [], set()
-    for name, quotes in [(o["name"], o["quotes"]) for o in review.options] or [("", p["quotes"])]:
+    for name, quotes in [(o["name"], o["quotes"]) for o in review.options] or [("", p["quotes"] if _known(p["quotes"]) else [])]:
         for q in quotes:
             if q["path"] in seen:
                 continue

@@ -41,9 +41,10 @@ from urllib.parse import quote
 from linter import __version__
 from linter.engine.changes import key
 from linter.results import Result, layer_name, one_line
+from linter.manifest.config import described
 from linter.engine.review import Review
 from linter.engine.rules import Rule, RulePack, pack_digest
-from linter.report import joined, reported
+from linter.report import ConfigsInEffect, joined, reported
 from linter.report.json import ITEMS, Frame, Spool, dumps, feed
 from linter.report.location import repo_relative
 
@@ -211,15 +212,24 @@ def _problems(review: Review) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 
 def _document(reviews: list[Review], pack: RulePack, rules: list[dict[str, Any]], results: list[Any],
               docs_url: str | None = None, notifications: list[dict[str, Any]] | None = None,
-              deselected: list[tuple[str, str, str]] | None = None, category: str | None = None) -> dict[str, Any]:
-    """The log; `notifications` and `deselected` ((rule id, how, manifest) of each rule a
-    manifest's review switched off) stand in for what `reviews` hold when given (streaming)."""
+              deselected: list[tuple[str, str, str]] | None = None, category: str | None = None,
+              configs: ConfigsInEffect | None = None) -> dict[str, Any]:
+    """The log; `notifications`, `deselected` ((rule id, how, manifest) of each rule a
+    manifest's review switched off) and `configs` stand in for what `reviews` hold when given
+    (streaming)."""
     if notifications is None:
         found = [_problems(review) for review in reviews]
         notifications = [n for errors, _ in found for n in errors] + [n for _, unread in found for n in unread]
     if deselected is None:
         deselected = [(d["rule_id"], d["how"], repo_relative(review.file)) for review in reviews for d in review.deselected]
     log = _log(rules, results, notifications, pack_digest(pack), docs_url, category)
+    if configs is None:
+        configs = ConfigsInEffect()
+        for review in reviews:
+            configs.add(review)
+    log["runs"][0]["properties"] = {"configs": [
+        {"files": [{"path": repo_relative(p), "sha256": f"sha256:{d}"} for p, d in chain],
+         "description": described(list(chain)), "manifests": n} for chain, n in configs.counts.items()]}
     index = {d["id"]: i for i, d in enumerate(rules)}
     overrides = []  # SARIF's place for rules a run switched off: one per (rule, manifest)
     for rule_id, how, where in deselected:
@@ -258,6 +268,7 @@ class Stream:
         self.errors: list[dict[str, Any]] = []
         self.unread: list[dict[str, Any]] = []
         self.deselected: list[tuple[str, str, str]] = []
+        self.configs = ConfigsInEffect()
         self.frame = Frame(_document([], pack, self.rules, [ITEMS], docs_url))  # where results go, and how deep
         self.spool = Spool("SARIF")
         self.count = 0
@@ -271,10 +282,11 @@ class Stream:
         self.errors += errors
         self.unread += unread
         self.deselected += [(d["rule_id"], d["how"], repo_relative(review.file)) for d in review.deselected]
+        self.configs.add(review)
 
     def close(self) -> None:
         frame = Frame(_document([], self.pack, self.rules, [ITEMS], self.docs_url, self.errors + self.unread,
-                                self.deselected, self.category))
+                                self.deselected, self.category, self.configs))
         frame.around(self.spool, self.count, self.write)
 
 

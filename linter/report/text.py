@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 from linter.results import one_line
+from linter.manifest.config import described
 from linter.engine.review import Review
 from linter.report.escape import path as escaped
 
@@ -23,7 +24,12 @@ def summary(review: Review) -> str:
     parts = [f"{c['fail']} failing" + (f" ({by_severity})" if by_severity else "")]
     parts += [f"{c[k]} {word}" for k, word in (("waived", "waived"), ("pending", "to confirm"), ("pass", "passed"), ("skipped", "not applicable")) if c[k]]
     tier = f"; tier {review.tier} ({review.tier_reason})" if review.tier else ""
-    return f"{escaped(review.file)}: " + ", ".join(parts) + tier + deselected(review)
+    return f"{escaped(review.file)}: " + ", ".join(parts) + tier + deselected(review) + configured(review)
+
+
+def configured(review: Review) -> str:
+    """'; config .hwlint.yaml (sha256:0123456789ab)' or '; no config', for the summary line."""
+    return "; " + described(review.config_files, short=True) if review.digest or review.config_files else ""
 
 
 def deselection(review: Review) -> str:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from linter import __version__
+from linter.manifest.config import Config, described, settings, settings_digest
 from linter.manifest.loader import Document
 from linter.numbers import num
 from linter.report import procurement
@@ -230,6 +231,8 @@ def render(review: Review, doc: Document, pack: RulePack, config: Any = None, ro
         file_digest=f"sha256:{review.digest}",
         content_digest=content_digest(doc.data),
         pack_digest=pack_sha,
+        config_files=described(review.config_files),
+        config_digest="sha256:" + settings_digest(settings(config or Config())),
         rule_count=len(pack.rules),
         layers=[(layer_name(layer), by_layer[layer]) for layer in layers],
         counts=counts,

@@ -13,6 +13,9 @@
         sections: {...}               # 12-hex digest per top-level section, to say what changed
         snapshot: |                   # the signed content (zlib, base64), to list changed fields
           eJy...
+        config_digest: sha256:...     # config.settings(): the effective config's settings ...
+        config: |                     # ... themselves (zlib, base64), to tell a relaxation from a tightening
+          eJy...
         signature: |                  # optional: ssh-keygen -Y sign -n hwlint of statement()
           -----BEGIN SSH SIGNATURE-----
 
@@ -23,7 +26,12 @@ change it, so adding a sign-off (or reformatting) does not invalidate the others
 changed value, added key or removed key does. A key given with no value counts as absent,
 and 8 and 8.0 are different content. `policy.signoff_roles` is content, so changing who
 must sign invalidates every sign-off. A different hwlint build (another version, or the
-same version with changed code) makes a sign-off stale too, and says so. The snapshot is
+same version with changed code) makes a sign-off stale too, and says so. So does a config
+change that relaxes anything the sign-off was made under (`config_state`: a policy floor
+moved the loose way, a role, signer or required signature dropped, a rule ignored or
+deselected, fail_on loosened, a raised severity removed), naming each key with its old and
+new value; a change that only tightens keeps it valid and is named. A record from before
+configs were bound (no `config_digest`) is stale: the safe side. The snapshot is
 only trusted when it hashes to the signed manifest digest; then a stale sign-off lists
 every field that changed since (`path: old → new`).
 
@@ -67,11 +75,11 @@ from pathlib import Path
 from typing import Any
 
 from linter import __version__
+from linter.manifest.config import DEFAULT_ROLES, Config, described, settings
 from linter.manifest.loader import MAX_BYTES, Document, InputError, decode, load_bytes, load_text, read_bytes
 from linter.report.escape import path as escaped
 from linter.results import Result, one_line
 
-DEFAULT_ROLES = ("technical lead", "facilities", "finance")
 NAMESPACE = "hwlint"
 SECTION = "signoffs"
 LOCK_WAIT_SECONDS = 60
@@ -152,10 +160,11 @@ def required_roles(data: dict[str, Any], config: Any = None) -> list[str]:
 def statement(record: dict[str, Any]) -> bytes:
     """The text an SSH signature covers: who approved what, under which rules and build."""
     tool = f"tool: {record['tool']} {record['tool_digest']}\n" if record.get("tool_digest") else ""
+    config = f"config: {record['config_digest']}\n" if record.get("config_digest") else ""
     return (
         "hwlint sign-off\n"
         f"role: {record['role']}\nname: {record['name']}\ndate: {record['date']}\n"
-        f"manifest: {record['manifest_digest']}\nrule pack: {record['rule_pack_digest']}\n{tool}"
+        f"manifest: {record['manifest_digest']}\nrule pack: {record['rule_pack_digest']}\n{tool}{config}"
     ).encode("utf-8")
 
 
@@ -191,6 +200,7 @@ class Verdict:
     stale_since: list[str] = field(default_factory=list)  # with --as-of: what changed between then and today
     as_of: str = ""
     allow_pending: bool = False  # --allow-pending was given (the output says so)
+    config: str = ""  # the configs in effect, in words (linter.manifest.config.described)
 
     @property
     def ok(self) -> bool:
@@ -239,6 +249,8 @@ def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers:
         elif record["tool_digest"] != tool_digest():
             item.why.append(f"hwlint changed since (signed with {record.get('tool') or 'hwlint'} {record['tool_digest'][:19]}…, "
                             f"now {tool_name()} {tool_digest()[:19]}…)")
+        relaxed, tightened = config_state(record, config)
+        item.why += relaxed
         if item.why:
             item.state = "stale"
         elif signers and (config.require_signatures or allowed_signers):
@@ -247,6 +259,7 @@ def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers:
             item.why.append(note)
         elif record.get("signature"):
             item.why.append("signed; give --allowed-signers to check the signature")
+        item.why += tightened
         checks.append(item)
     _one_role_each(checks, config.roles_per_signer)
     valid_roles = {c.role for c in checks if c.valid}
@@ -254,7 +267,31 @@ def check(doc: Document, rule_pack: str, results: list[Result], allowed_signers:
     allowed = [r for r in pending if rules.allow_pending and r.rule_id not in rules.never_skip]
     refused = [d for d in rules.deselected if d.get("never_skip") or d.get("severity") == "error"]
     return Verdict(checks, roles, [r for r in roles if r not in valid_roles], blocking(results),
-                   [r for r in pending if r not in allowed], allowed, refused)
+                   [r for r in pending if r not in allowed], allowed, refused,
+                   config=described(config.chain))
+
+
+def config_state(record: dict[str, Any], config: Any) -> tuple[list[str], list[str]]:
+    """What the config in effect now does to a sign-off made under the settings it recorded:
+    (reasons it is stale: a relaxation, or no settings recorded; notes that keep it valid:
+    tightenings), each naming the key, the old and the new value."""
+    from linter.manifest.config import compare, settings
+
+    now = settings(config)
+    if not record.get("config_digest"):
+        return ["signed before configs were bound to sign-offs, so no one can say what the config was then; "
+                "sign again under the config in effect"], []
+    if record["config_digest"] == content_digest(now):
+        return [], []
+    then = unpack_snapshot(record["config"], record["config_digest"]) if record.get("config") else None
+    if then is None:
+        return [f"the config changed since (signed under settings {record['config_digest'][:19]}…, now "
+                f"{content_digest(now)[:19]}…) and the record does not hold the settings it was signed under"], []
+    changes = compare(then, now)
+    relaxed = [str(c) for c in changes if c.relaxes]
+    tightened = [str(c) for c in changes if not c.relaxes]
+    return ([f"the config relaxed since: {'; '.join(relaxed)}"] if relaxed else [],
+            [f"the config tightened since (still valid): {'; '.join(tightened)}"] if tightened else [])
 
 
 def _one_role_each(checks: list[Check], per_signer: int) -> None:
@@ -327,6 +364,8 @@ def report(path: str, verdict: Verdict) -> str:
         lines.append(f"{path}: {d['rule_id']} deselected ({d['how']}): {d['title']}; verify needs every "
                      "error-severity and never-skip rule to run")
     lines += [f"{path}: gone stale since {verdict.as_of}: {line}" for line in verdict.stale_since]
+    if verdict.config:
+        lines.append(f"{path}: judged under {verdict.config}")
     signed = len(verdict.roles) - len(verdict.missing)
     allowed = (f"; {len(verdict.allowed_pending)} pending result{'s' if len(verdict.allowed_pending) != 1 else ''} "
                "let through by --allow-pending") if verdict.allowed_pending else ""
@@ -460,6 +499,8 @@ def record_signoff(path: str, role: str, name: str, rule_pack: str, today: dt.da
             "sections": section_digests(doc.data),
             "snapshot": snapshot(doc.data),
         }
+        bound = settings(config or Config())
+        record["config_digest"], record["config"] = content_digest(bound), snapshot(bound)
         if key:
             record["signature"] = sign(record, key)
         records = [_as_written(r) for r in doc.data.get(SECTION) or []]
@@ -632,7 +673,7 @@ def _render(records: list[dict[str, Any]]) -> str:
         if isinstance(item.get("sections"), dict):  # one line: a diagnostic, not for reading
             item["sections"] = CommentedMap(item["sections"])
             item["sections"].fa.set_flow_style()
-        for key in ("snapshot", "signature"):
+        for key in ("snapshot", "config", "signature"):
             if item.get(key):
                 item[key] = LiteralScalarString(item[key])
         items.append(item)

@@ -158,7 +158,6 @@ def _network(goal: Goal, row: Row, manifest: dict, notes: dict, probe: dict, pol
     """Compute NICs (the system's, or one 400 Gb/s port per GPU) and a non-blocking InfiniBand
     fabric of the fewest catalog switches that carry them [al-fares-2008]."""
     catalog = load_catalog()
-    pool = manifest["node_pools"][0]
     nics = probe["nics"]
     if not (_known(nics.get("per_node")) and nics["per_node"] and _known(nics.get("min_rate_gbps"))):
         raise Infeasible("no compute NICs known for this server")
@@ -233,7 +232,7 @@ def _facility(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[st
         if per_rack < 1:
             raise Infeasible(f"rack power: one node draws {node_kw:g} kW, more than a {budget:g} kW rack allows")
         full, rest = divmod(row.nodes, per_rack)
-        groups = [(f"gpu-rack", full, per_rack)] + ([(f"gpu-rack-last", 1, rest)] if rest else [])
+        groups = [("gpu-rack", full, per_rack)] + ([("gpu-rack-last", 1, rest)] if rest else [])
         racks = []
         cooled_by = (system or {}).get("cooled_by")
         for name, count, nodes in groups:

@@ -22,7 +22,6 @@ from linter.engine.review import plan_errors, plan_rules
 from linter.engine.rules import RulePack
 from linter.manifest.catalog import _spec, load_catalog
 from linter.manifest.loader import plain_copy
-from linter.physics import formulas as physics
 from linter.physics.facts import layout_facts
 from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
