@@ -163,6 +163,14 @@ def catalog() -> None:
 _KIND_NAMES = {"gpus": "GPU", "nics": "NIC", "switches": "switch", "systems": "system"}
 
 
+def _origin(entry: dict) -> str:
+    """Where a catalog entry comes from: built-in, a team part, or a team override of a built-in part."""
+    origin = entry.get("_origin", "")
+    if not origin or origin == "built-in":
+        return origin
+    return f"{'team override of the built-in part' if '_replaces' in entry else 'team part'}, {origin}"
+
+
 @catalog.command("list")
 @CATALOG_OPTION
 @click.option("--kind", type=click.Choice(["gpus", "nics", "switches", "systems"]), help="only this kind of part")
@@ -177,7 +185,7 @@ def catalog_list(catalogs: tuple[str, ...], kind: str | None) -> None:
             read = entry.get("read_on") or "-"
             dated = f"as of {entry['as_of']}" if entry["as_of"] else "date unknown "
             _echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} {dated}  "
-                       f"read {read:<10}  {entry.get('_origin', '')}")
+                       f"read {read:<10}  {_origin(entry)}")
 
 
 @catalog.command("show")
@@ -235,7 +243,7 @@ def models_show(name: str) -> None:
 def _entry_text(kind: str, entry: dict) -> str:
     source = entry.get("source", {})
     what = f"model, {entry['family']}" if kind == "models" else f"{_KIND_NAMES[kind]}, {entry.get('vendor', 'vendor not given')}"
-    lines = [f"{entry['name']} ({what}" + (f"; {entry['_origin']})" if entry.get("_origin") else ")")]
+    lines = [f"{entry['name']} ({what}" + (f"; {_origin(entry)})" if entry.get("_origin") else ")")]
     if entry.get("aliases"):
         lines.append("  also named: " + ", ".join(entry["aliases"]))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from linter.record import field, record
+from linter.record import field, record, replace
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
@@ -69,10 +69,21 @@ class Result:
     facts: dict[str, Any] = field(default_factory=dict)
     waiver: dict[str, Any] | None = None
     evidence: str = ""  # a passing result's evidence in words (the rule's `evidence:` template)
+    # a failure of a rule with `each`: every failing item, {path, line, column, message}; the
+    # result's own message names them all, its path and line are the first item's
+    items: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_failure(self) -> bool:
         return self.status == "fail"
+
+    def located(self) -> list[Result]:
+        """One result per failing item, each at its item's path and line with its own message
+        (SARIF, annotations); itself when the rule names no items."""
+        if len(self.items) < 2:
+            return [self]
+        return [replace(self, message=i["message"], path=i["path"], line=i["line"], column=i["column"], items=[])
+                for i in self.items]
 
 
 def file_finding(code: str, message: str, file: str, line: int, column: int, path: str = "", fix: str = "") -> Result:

@@ -293,8 +293,8 @@ def test_the_organisation_config_may_raise_the_severity_and_never_lower_it(hwlin
     config.write_text("severity:\n  BUY001: info\n")
     run = hwlint("check", path)
     assert run.code == 2 and "severity.BUY001: info is lower than the rule's own severity (warning)" in run.err
-    config.write_text("severity:\n  BUY090: error\n")
-    assert 'severity.BUY090: no rule is named "BUY090"; did you mean "BUY009"?' in hwlint("check", path).err
+    config.write_text("severity:\n  BUY0009: error\n")
+    assert 'severity.BUY0009: no rule is named "BUY0009"; did you mean "BUY009"?' in hwlint("check", path).err
 
 
 def test_an_option_with_a_failing_error_or_late_is_not_recommended_however_cheap(hwlint, tmp_path):

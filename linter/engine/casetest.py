@@ -78,6 +78,18 @@ def run_case(rule: Rule, case: Spec, pack: RulePack, bases: dict[Path, Document]
         doc.data = edit(doc.data, case)
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         return Outcome(rule.id, case.name, case.expect, "error", f"cannot apply set/unset to {case.base}: {type(exc).__name__} {exc}")
+    if getattr(case, "catalog", None):
+        from linter.manifest.catalog import CatalogError, load_catalog
+        from linter.record import replace
+
+        team = (folder / case.catalog).resolve()
+        if os.path.commonpath([root, team]) != str(root):
+            return Outcome(rule.id, case.name, case.expect, "error",
+                           f"catalog {case.catalog} is outside the rule folder {folder}; keep case catalogs inside it")
+        try:
+            pack = replace(pack, catalog=load_catalog((str(team),)), catalog_folders=[team])
+        except CatalogError as exc:
+            return Outcome(rule.id, case.name, case.expect, "error", f"catalog {case.catalog}: {exc}")
     review = review_document(doc, pack, case.tier, lambda rule_id: rule_id == rule.id)
     result = next((r for r in review.results if r.rule_id == rule.id), None)
     if result is None:

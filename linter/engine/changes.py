@@ -76,6 +76,10 @@ def currency(review: Review | None) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def _located(results: list[Result]) -> list[Result]:
+    return [one for r in results for one in r.located()]
+
+
 def key(result: Result) -> tuple[str, str]:
     if result.layer == "FILE":
         return result.rule_id, f"{result.path}: {result.message}"
@@ -209,9 +213,10 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
     version's own policy and tier and did not fail before.
     """
     reviewed = not new.file_findings
-    before = {key(r): r for r in (old.results if old else []) if r.status == "fail" and (reviewed or r.layer == "FILE")}
-    after = {key(r): r for r in new.results if r.status == "fail"}
-    now = {key(r): r for r in new.results}
+    # a finding that names several failing items counts each at its own path (Result.located)
+    before = {key(r): r for r in _located(old.results if old else []) if r.status == "fail" and (reviewed or r.layer == "FILE")}
+    after = {key(r): r for r in _located(new.results) if r.status == "fail"}
+    now = {key(r): r for r in _located(new.results)}
     by_rule = {r.rule_id: r for r in new.results if r.layer != "FILE"}
     old_budget = budget_figures(old) if old else {}
     new_budget = budget_figures(new)
@@ -235,7 +240,7 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
         changes.settings = _deselection(new)
         if reviewed and under_base_config is not None and any(c.direction == "relaxes" for c in changes.config):
             # a new manifest: what fails only under the base's config was let in by its relaxation
-            for k, r in ((key(r), r) for r in under_base_config().results if r.status == "fail"):
+            for k, r in ((key(r), r) for r in _located(under_base_config().results) if r.status == "fail"):
                 if k not in after:
                     result = now.get(k) or by_rule.get(r.rule_id)
                     changes.by_relaxation.append((r, result.status if result else "gone", _config_why(changes.config)))
@@ -249,13 +254,13 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
         singles = [(k,) for k in kinds] + ([tuple(kinds)] if len(kinds) > 1 else [])
         for combo in singles:
             again = recheck({k: old_settings.get(k) for k in combo})
-            fails_again[" and ".join(combo)] = {key(r): r for r in again.results if r.status == "fail"}
+            fails_again[" and ".join(combo)] = {key(r): r for r in _located(again.results) if r.status == "fail"}
             if len(combo) == len(kinds):
                 _settings_budget(changes.budget, budget_figures(again))
     relaxed = [c for c in changes.config if c.direction == "relaxes"]
     by_config: dict[tuple[str, str], Result] = {}
     if relaxed and under_base_config is not None:
-        by_config = {key(r): r for r in under_base_config().results if r.status == "fail"}
+        by_config = {key(r): r for r in _located(under_base_config().results) if r.status == "fail"}
     config_why = _config_why(changes.config)
     moved_by: dict[str, list[str]] = {"policy": [], "tier": [], "waiver": []}
     for k, r, result in gone:

@@ -223,7 +223,8 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     facts["catalog_dates"] = catalog_dates(facts["catalog"], on.isoformat())
     # catalog/bounds.yaml: the manifest's values against what the named parts can do (BUY008)
     facts["catalog_bounds"] = {"checked": resolved.bounds_checked, "exceeded": resolved.exceeded,
-                               "overrides": resolved.overrides}
+                               "overrides": resolved.overrides, "replaced": resolved.replaced,
+                               "team_parts": [r.name for r in resolved.refs if r.origin and r.origin != "built-in"]}
     inferred, inferred_reason, undecided = infer_tier(pack, data, facts)
     if not undecided:
         review.tier_inferred, review.tier_inferred_reason = inferred, inferred_reason
@@ -492,10 +493,14 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                             result.evidence = ""
                     return result
                 result.status = "fail"
-                result.message = one_line(rule.message.render_in(scope))
-                result.fix = one_line(rule.fix.render_in(scope))
+                if getattr(rule, "each", None) is not None:  # a pack pickled before `each` has none
+                    result.fix = one_line(rule.fix.render_in({**scope, "items": _each(rule, doc, scope, result)}))
+                else:
+                    result.message = one_line(rule.message.render_in(scope))
+                    result.fix = one_line(rule.fix.render_in(scope))
             except MissingData as exc:
                 locate()
+                result.items, result.message = [], ""  # an item `each` could not judge: pending, not a partial list
                 result.status = "pending"
                 result.missing = sorted(set(exc.needs))
                 result.reason = "needs " + ", ".join(result.missing)
@@ -504,6 +509,31 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         result.status = "pending"
         result.reason = f"rule error: {type(exc).__name__}: {unaddressed(str(exc))}"
     return result
+
+
+def _each(rule: Rule, doc: Document, scope: dict[str, Any], result: Result) -> list[Any]:
+    """A failure of a rule with `each`: `message` and `at` rendered for every failing item (as
+    `item`); the message names them all, in their order, and the result points at the first.
+    Returns the items, which the rule's `fix` reads as `items`."""
+    items = list(rule.each.run(scope))
+    for item in items:
+        mine = {**scope, "item": item}
+        path = rule.at.render_in(mine).strip()
+        line, column = doc.position(_path_key(path) if path else ())
+        result.items.append({"path": path, "line": line, "column": column,
+                             "message": one_line(rule.message.render_in(mine))})
+    if not result.items:  # none listed: the message once (one that reads `item` is pending on it), never a pass
+        result.message = one_line(rule.message.render_in(scope))
+        return items
+    first = result.items[0]
+    result.path, result.line, result.column = first["path"], first["line"], first["column"]
+    if len(result.items) == 1:
+        result.message = first["message"]
+        return items
+    # several: each named by its path, unless its own message names it already
+    result.message = " ".join(i["message"] if not i["path"] or i["path"] in i["message"] else f'{i["path"]}: {i["message"]}'
+                              for i in result.items)
+    return items
 
 
 def plan_rules(pack: RulePack, plan: dict) -> list[Rule]:

@@ -64,6 +64,7 @@ class Rule:
     fix: Any
     at: Any
     evidence: Any = None
+    each: Any = None  # the failing items: `message` and `at` are rendered once per item, as `item`
     layer: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -309,7 +310,7 @@ def _reader(node: dict[str, Any], defs: dict[str, Any], within: tuple[str, ...])
 
 
 SOURCES = (("when", "expr"), ("require", "expr"), ("message", "tmpl"), ("fix", "tmpl"), ("at", "tmpl"),
-           ("evidence", "tmpl"))  # a rule's expressions and templates
+           ("evidence", "tmpl"), ("each", "expr"))  # a rule's expressions and templates
 TEST_SOURCES = (("when", "expr"), ("reason", "tmpl"))  # a tier's or condition's
 
 
@@ -382,6 +383,10 @@ def _compile(spec: Spec, doc: Document, index: int, pack: RulePack, problems: li
         problems.extend(f"{where(key)}: {key} {problem}" for problem in found)
         if text is None:
             continue
+        for name, keys in (("item", ("message", "at")), ("items", ("fix",))):
+            if f"_resolve(ctx, {name!r})" in text and (getattr(spec, "each", None) is None or key not in keys):
+                problems.append(f"{where(key)}: {key} reads `{name}`, which only the {' and '.join(keys)} of a rule with "
+                                "`each:` (its failing items) can read")
         # messages, fixes and evidence are rendered only for some results: Python compiles
         # them when first rendered; a plain-text `at` is never rendered
         lazy = key in ("message", "fix", "evidence") or (key == "at" and renders_as_itself(source))
@@ -439,6 +444,8 @@ def _schema_tree() -> dict[str, Any]:
 
 def check_reference(root: str, path: tuple) -> str | None:
     """None if `root.path` can exist, else the problem in words."""
+    if root in ("item", "items"):
+        return None  # one or all of the items the rule's `each` lists: whatever they hold
     if root == "facts":
         from linter.physics.facts import FACT_NAMES
 

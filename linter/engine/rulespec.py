@@ -23,6 +23,8 @@ class RuleCase(BaseModel):
     unset: list[str] = []
     expect: Literal["pass", "fail", "pending", "skipped", "waived"]
     tier: Literal["single-gpu", "single-node", "multi-node", "large-cluster"] | None = None
+    catalog: str | None = Field(None, description="a team catalog folder (relative to the rule file) the case is "
+                                "reviewed with, as `--catalog` gives it")
 
 
 class RuleSpec(BaseModel):
@@ -43,6 +45,10 @@ class RuleSpec(BaseModel):
         None, description="why the rule cites no source with an address (a standard, datasheet, paper or vendor "
         "guide) besides the source articles: what it rests on instead")
     at: str = Field(description="manifest path the finding points to; may use {{ }}")
+    each: str | None = Field(
+        None, description="Jinja2 expression listing the failing items (racks, fabrics, tiers...) when the rule "
+        "fails: `message` and `at` are rendered once per item, which they read as `item`, so the finding names every "
+        "one at its own path (SARIF and annotations: one result per item); `fix` reads them all as `items`")
     waivable: bool = True
     not_applicable_when: list[str] = Field(
         [], description="names of conditions in rules/conditions.yaml (e.g. provider-facility); when one holds, "

@@ -72,7 +72,7 @@ METHODS = frozenset((
     "isdecimal", "removeprefix", "removesuffix", "get", "keys", "values", "items", "is_integer",
     "bit_length",
 ))
-ROOTS = ("manifest", "pool", "facts")
+ROOTS = ("manifest", "pool", "facts", "item", "items")  # `item`, `items`: one and all of the failing items of `each`
 
 
 class SecurityError(Exception):

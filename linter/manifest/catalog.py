@@ -7,8 +7,12 @@ document; `read_on` is the day it was read); the review lists the entries it use
 of their values it inherited, so stale specs can be flagged and cleared by giving the values.
 
 A team adds its own parts with `--catalog DIR`: a folder of `*.yaml` files in the same
-schema (`source` and `as_of` required); a team entry with the name of a built-in one
-replaces it.
+schema (`source` and `as_of` required). A team entry with the name of a built-in one
+replaces it, and never silently: wherever a manifest names it, the review reports the
+override (BUY010: each value with the built-in and the team's), lists those values with the
+manifest's own overrides, and holds them to the built-in part's bounds (BUY008). A team name or
+alias that would capture another part's name or alias (a built-in one, or another team
+entry's) refuses the catalog (CatalogError, naming file, line, alias and the part).
 """
 
 from __future__ import annotations
@@ -121,15 +125,56 @@ def load_catalog(folders: tuple[str, ...] = ()) -> Catalog:
             elif "bounds" in content:
                 catalog.bounds = list(content["bounds"])
             for kind in KINDS:
-                for entry in content.get(kind, []) or []:
+                for i, entry in enumerate(content.get(kind, []) or []):
                     entry["as_of"] = str(entry.get("as_of", ""))
                     if "read_on" in entry:
                         entry["read_on"] = str(entry["read_on"])
                     entry["_origin"] = "built-in" if folder == builtin else str(folder)
+                    if folder != builtin and not problems:
+                        entry["_at"] = "{}:{}".format(path, doc.position((kind, i, "name"))[0])
+                        captured = _captures(catalog, kind, entry, doc, path, i)
+                        if captured:
+                            problems += captured
+                            continue
                     catalog.add(kind, entry)
         if problems:
             raise CatalogError(problems)
     return catalog
+
+
+def _captures(catalog: Catalog, kind: str, entry: dict, doc: Document, path: Path, i: int) -> list[str]:
+    """The names and aliases of team entry `entry` (of `kind`, item `i` of file `path`) that would
+    capture another part: a built-in part's alias, or another team entry's name or alias. A name
+    that is a built-in part's own name is an override, not a capture: the entry keeps that part
+    as `_replaces`, and the review reports it wherever a manifest names it."""
+    index = catalog._index.get(kind, {})
+    parts = getattr(catalog, kind)
+    out = []
+    taken = index.get(_norm(entry["name"]))
+    own = parts.get(taken) if taken else None
+    if own is not None and own["_origin"] == "built-in" and _norm(taken) == _norm(entry["name"]):
+        entry["_replaces"] = own  # the built-in part it overrides: its values and bounds stay known
+        if taken != entry["name"]:
+            del parts[taken]
+    elif own is not None:
+        line, col = doc.position((kind, i, "name"))
+        whose = "the built-in part" if own["_origin"] == "built-in" else f"the team entry at {own.get('_at', own['_origin'])}"
+        out.append(f'{path}:{line}:{col}: {kind}[{i}] name "{entry["name"]}" is already a name or alias of {whose} '
+                   f'{taken}: a manifest naming it would get this entry instead. Name the entry {taken} to override '
+                   f"that part (the review reports the override), or choose a name of its own")
+        own = None
+    replaced = entry.get("_replaces", {}).get("name")
+    for k, alias in enumerate(entry.get("aliases", []) or []):
+        taken = index.get(_norm(alias))
+        if taken is None or taken == replaced or taken == entry["name"]:
+            continue
+        other = parts[taken]
+        whose = "the built-in part" if other["_origin"] == "built-in" else f"the team entry at {other.get('_at', other['_origin'])}"
+        line, col = doc.position((kind, i, "aliases", k))
+        out.append(f'{path}:{line}:{col}: {kind}[{i}] ({entry["name"]}) alias "{alias}" would capture {whose} {taken}: '
+                   f'a manifest naming "{alias}" would get this entry instead of {taken}. Drop the alias, or name the '
+                   f"entry {taken} to override that part openly")
+    return out
 
 
 def _check(path: Path, doc: Document, content: Any) -> list[str]:
@@ -172,6 +217,9 @@ class Resolved:
     # the values beyond what the named part can do (catalog/bounds.yaml): the same keys plus what, fields
     exceeded: list[dict[str, Any]] = field(default_factory=list)
     bounds_checked: int = 0  # bounds judged (the manifest gave a bounded value of a named part)
+    # each place the manifest names a team entry that overrides a built-in part (BUY010): path (the
+    # name's), kind, entry, at (the team file:line), sources and dates, values [{field, team, builtin}]
+    replaced: list[dict[str, Any]] = field(default_factory=list)
 
 
 def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
@@ -195,6 +243,14 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
                 fix="use a catalog name (`hwlint catalog list` shows them) or drop the name and give the values yourself",
             ))
             return None
+        if "_replaces" in entry:
+            replaced.append(_replacement(kind, entry, path))
+            builtin = entry["_replaces"]
+            parent = path[:-1]  # the values sit beside the name: a GPU's beside its model, a pool's beside its system
+            overrides.extend({"path": dotted(parent + undotted(v["field"])), "manifest": v["team"], "catalog": v["builtin"],
+                              "kind": kind, "entry": entry["name"], "as_of": builtin["as_of"],
+                              "source": builtin.get("source", {}), "by": f"team catalog {entry['_at']}"}
+                             for v in replaced[-1]["values"])
         inherited.setdefault((kind, entry["name"]), set())
         refs[(kind, entry["name"])] = CatalogRef(kind, entry["name"], entry["as_of"], entry.get("source", {}),
                                                  entry.get("read_on", ""), origin=entry.get("_origin", ""),
@@ -203,6 +259,7 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
 
     overrides: list[dict[str, Any]] = []
     exceeded: list[dict[str, Any]] = []
+    replaced: list[dict[str, Any]] = []
     checked = [0]
 
     def took(kind: str, entry: dict, base: dict, given: dict, prefix: str = "", at: tuple | None = None) -> None:
@@ -216,9 +273,17 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
             overrides.append({"path": dotted(at + undotted(prefix + leaf)), "manifest": mine, "catalog": theirs, **about})
 
     def bounded(kind: str, entry: dict, given: Any, at: tuple) -> None:
-        """The manifest's own values against the bounds catalog/bounds.yaml declares for `kind`."""
+        """The manifest's own values against the bounds catalog/bounds.yaml declares for `kind`;
+        for a team entry that overrides a built-in part, also the team's values (under the
+        manifest's) against the built-in part's bounds."""
         if not isinstance(given, dict):
             return
+        _bounded(kind, entry, given, at, given)
+        builtin = entry.get("_replaces")
+        if builtin is not None:
+            _bounded(kind, builtin, _merge(_spec(entry), given), at, given, entry)
+
+    def _bounded(kind: str, entry: dict, given: dict, at: tuple, own: dict, team: dict | None = None) -> None:
         for fields, theirs, bound in catalog.bound_pairs(kind, entry):
             mine = [_at(given, f) for f in fields]
             if all(v is _NONE for v in mine):
@@ -231,8 +296,12 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
             checked[0] += 1
             if mine_v > limit_v:
                 first = next(f for f, v in zip(fields, mine) if v is not _NONE)
+                by, where = "", at + undotted(first)
+                if team is not None and all(_at(own, f) is _NONE for f in fields):
+                    # the team's value, not the manifest's: at the name that brings it in
+                    by, where = f"the team catalog entry at {team['_at']}", at + ("system" if kind == "systems" else "model",)
                 exceeded.append({
-                    "path": dotted(at + undotted(first)), "manifest": mine_v, "catalog": limit_v,
+                    "path": dotted(where), "manifest": mine_v, "catalog": limit_v, "by": by,
                     "manifest_text": _shown(merged, mine_v), "catalog_text": _shown(limit, limit_v),
                     "what": bound.get("what", " x ".join(fields)), "fields": " * ".join(fields),
                     "catalog_fields": " * ".join(theirs), "kind": kind, "entry": entry["name"],
@@ -280,7 +349,40 @@ def resolve(doc: Document, catalog: Catalog | None = None) -> Resolved:
     out = [CatalogRef(r.kind, r.name, r.as_of, r.source, r.read_on, tuple(sorted(inherited[key])), r.origin, r.undated)
            for key, r in refs.items()]
     return Resolved(data=data, refs=sorted(out, key=lambda r: (r.kind, r.name)), findings=findings,
-                    overrides=overrides, exceeded=exceeded, bounds_checked=checked[0])
+                    overrides=overrides, exceeded=exceeded, bounds_checked=checked[0], replaced=replaced)
+
+
+def _replacement(kind: str, entry: dict, path: tuple) -> dict[str, Any]:
+    """Where the manifest names (`path`) team entry `entry`, which overrides a built-in part: every
+    value that differs from the built-in's (changed, added or dropped), each as the team and the
+    built-in part give it, with both documents."""
+    builtin = entry["_replaces"]
+    mine, theirs = _spec(entry), _spec(builtin)
+    values = [(f, t, b) for f, t, b in _leaves_differing(theirs, mine)]
+    values += [(f, plain_copy(_at(mine, f)), None) for f in _leaves_not_given(mine, theirs)]
+    values += [(f, None, plain_copy(_at(theirs, f))) for f in _leaves_not_given(theirs, mine)]
+    return {
+        "path": dotted(path), "kind": kind, "entry": entry["name"], "at": entry["_at"], "folder": entry["_origin"],
+        "team_source": entry.get("source", {}), "team_as_of": entry["as_of"],
+        "builtin_source": builtin.get("source", {}), "builtin_as_of": builtin["as_of"],
+        "values": [{"field": f, "team": t, "builtin": b, "team_text": _text(t), "builtin_text": _text(b)}
+                   for f, t, b in values],
+    }
+
+
+def _text(value: Any) -> str:
+    """A catalog value in a message: numbers as `num` writes them, lists and mappings spelled out."""
+    if value is None or value is _NONE:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return num(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 def _fill_model(doc: Document, data: dict, findings: list[Result]) -> None:

@@ -309,13 +309,16 @@ def _delivery(data: dict, quotes: list[tuple[str, dict]], policy: dict[str, floa
     dated = [d for d in dated if d[0] is not None]
     missing = unknowns(d for d, _, _ in dated)
     if not dated:
-        out["latest_delivery"] = out["ready_date"] = Unknown(("procurement.quotes",))
+        out["latest_delivery"] = out["ready_date"] = out["deliveries"] = Unknown(("procurement.quotes",))
     elif missing:
-        out["latest_delivery"] = out["ready_date"] = Unknown(missing)
+        out["latest_delivery"] = out["ready_date"] = out["deliveries"] = Unknown(missing)
     else:
         when, path, q = max(dated, key=lambda d: d[0]["ready"])
         out["latest_delivery"] = {**when, "item": q["item"], "path": path}
         out["ready_date"] = when["ready"]
+        # every quote's, latest first: BUY005 names each that is ready only after the start
+        out["deliveries"] = sorted(({**w, "item": d["item"], "path": p} for w, p, d in dated), key=lambda d: d["ready"],
+                                   reverse=True)
     return out
 
 

@@ -37,9 +37,12 @@ REGISTRY: dict[str, str] = {
 
 
 def reported(reviews: list[Any]) -> Iterator[Any]:
-    """The results that machine formats (SARIF, GitHub) report: failures and waived failures."""
+    """The results that machine formats (SARIF, GitHub) report: failures and waived failures,
+    one per failing item (Result.located)."""
     for review in reviews:
-        yield from (r for r in review.results if r.status in ("fail", "waived"))
+        for r in review.results:
+            if r.status in ("fail", "waived"):
+                yield from r.located()
 
 
 class ConfigsInEffect:

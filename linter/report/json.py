@@ -386,7 +386,7 @@ class Results:
                 f"{f}\"file\": {v(r.file, deeper)}{f}\"line\": {v(r.line, deeper)}{f}\"column\": {v(r.column, deeper)}"
                 f"{f}\"path\": {v(r.path, deeper)}{f}\"reason\": {v(r.reason, deeper)}{f}\"missing\": {v(r.missing, deeper)}"
                 f"{f}\"facts\": {v(r.facts, deeper)}{f}\"waiver\": {v(r.waiver, deeper)}"
-                f"{f}\"evidence\": {v(r.evidence, deeper)}{end}")
+                f"{f}\"evidence\": {v(r.evidence, deeper)}{f}\"items\": {v(r.items, deeper)}{end}")
             separator = "," + _newline(level + 1)
         parts.append(_newline(level) + "]")
 
