@@ -212,3 +212,29 @@ def test_a_base_config_whose_rule_folder_is_gone_says_so(hwlint, tmp_path, monke
     run = hwlint("check", "a.hw.yaml", "--base", "main")
     assert run.code == 2 and "Traceback" not in run.err  # fail closed: the base's own rules cannot be run
     assert "that is the config .hwlint.yaml as it was at --base main, which judges the base version" in run.err
+
+
+def test_the_base_is_judged_under_its_whole_config_chain(hwlint, tmp_path, monkeypatch):
+    """A manifest under a team config inherits the root's: relaxing the root's floor is a
+    relaxation for it too, and the team config's own edit is the only other key listed (the
+    base read as its nearest config alone had no floor, so 25 -> 20 read as a floor added)."""
+    root = tmp_path / "repo"
+    (root / "team").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "team" / "a.hw.yaml").write_text(B200.read_text())
+    (root / ".hwlint.yaml").write_text("policy:\n  power_headroom_pct: 25\n")
+    (root / "team" / ".hwlint.yaml").write_text("fail_on: warning\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    code, found = changes(hwlint, "check", "team/a.hw.yaml", "--base", "main")
+    assert code == 1 and found["config"]["changes"] == [] and found["introduced_by_relaxation"] == []
+    (root / "team" / ".hwlint.yaml").write_text("fail_on: info\n")
+    code, found = changes(hwlint, "check", "team/a.hw.yaml", "--base", "main")
+    assert found["config"]["changes"] == [{"key": "fail_on", "old": "warning", "new": "info", "direction": "tightens"}]
+    assert found["introduced_by_relaxation"] == []
+    (root / ".hwlint.yaml").write_text("policy:\n  power_headroom_pct: 20\n")
+    code, found = changes(hwlint, "check", "team/a.hw.yaml", "--base", "main")
+    assert code == 1
+    assert {"key": "policy.power_headroom_pct", "old": 25, "new": 20, "direction": "relaxes"} in found["config"]["changes"]
+    assert {f["rule_id"] for f in found["introduced_by_relaxation"]} >= {"PWR001"}

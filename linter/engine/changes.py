@@ -616,7 +616,7 @@ def read_bases(files: list[str], ref: str) -> list[bytes | None]:
     return read_versions(files, ref)[0]
 
 
-BaseConfig = tuple[Path, bytes] | None  # the config file (as on disk) and its bytes at the base; None: no config there
+BaseConfig = list[tuple[Path, bytes]]  # the chain of config files (as on disk, the root first) and their bytes at the base
 
 
 def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[BaseConfig]]:
@@ -624,7 +624,7 @@ def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[
     there: the nearest `.hwlint.yaml` or `pyproject.toml` with [tool.hwlint] walking up from
     its folder, as of `ref` (config.find's rule); above the repository, the one on disk. All
     read by the same one git process per repository."""
-    from linter.manifest.config import NAMES, _may_define_tool_hwlint, find
+    from linter.manifest.config import NAMES, _may_define_tool_hwlint
 
     if not ref or ref.startswith("-") or "\n" in ref:
         raise BaseError(f"--base {ref!r} is not a git revision")
@@ -641,7 +641,7 @@ def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[
             raise BaseError(f"{file}: git cannot be asked for a path with a line break in it")
         by_root.setdefault(root, []).append((index, inside))
     out: list[bytes | None] = [None] * len(files)
-    configs: list[BaseConfig] = [None] * len(files)
+    configs: list[BaseConfig] = [[] for _ in files]
     for root, wanted in by_root.items():
         # Each folder from a file's own up to the repository's root may hold its config.
         folders = {index: [str(Path(inside).parent.as_posix()), *(p.as_posix() for p in Path(inside).parent.parents)]
@@ -661,30 +661,24 @@ def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[
                 raise BaseError(f"--base {ref}: {files[index]} is a {kind} there, not a file")
         found = {c: content for c, (kind, content) in zip(candidates, answers[1 + len(wanted):]) if kind == "blob"}
         for index, _ in wanted:
-            configs[index] = _nearest(root, folders[index], found, NAMES, _may_define_tool_hwlint)
-            if configs[index] is None:  # none in the repository then: one above it is the same as now
-                above = find(str(root.parent))
-                if above is not None:
-                    try:
-                        configs[index] = (above, above.read_bytes())
-                    except OSError:
-                        pass
+            configs[index] = _chain_at(root, folders[index], found, NAMES, _may_define_tool_hwlint)
     return out, configs
 
 
-def _nearest(root: Path, folders: list[str], found: dict[str, bytes], names: tuple[str, ...],
-             may_be_hwlint: Callable[[bytes], bool]) -> BaseConfig:
-    """The nearest config among `found` (repository path -> bytes at the base), as find() chooses."""
-    for folder in folders:
+def _chain_at(root: Path, folders: list[str], found: dict[str, bytes], names: tuple[str, ...],
+              may_be_hwlint: Callable[[bytes], bool]) -> BaseConfig:
+    """The chain among `found` (repository path -> bytes at the base) as config.chain builds
+    it on disk: in each folder from the repository root down, the config find() would choose."""
+    out = []
+    for folder in reversed(folders):
         for name in names:
             inside = f"{'' if folder == '.' else folder + '/'}{name}"
             raw = found.get(inside)
-            if raw is None:
+            if raw is None or (name == "pyproject.toml" and not _holds_tool_hwlint(raw, may_be_hwlint)):
                 continue
-            if name == "pyproject.toml" and not _holds_tool_hwlint(raw, may_be_hwlint):
-                continue
-            return root / inside, raw
-    return None
+            out.append((root / inside, raw))
+            break
+    return out
 
 
 def _holds_tool_hwlint(raw: bytes, may_be_hwlint: Callable[[bytes], bool]) -> bool:
@@ -738,21 +732,19 @@ def _config_path(config: Any) -> str | None:
 
 
 def base_config(found: BaseConfig, config: Any) -> tuple[Any, str]:
-    """The config that governed a base version (`found` by read_versions), and a note when it
-    cannot be read (then the current `config` judges the base too, and the note says so)."""
-    from linter.manifest.config import Config, ConfigError, parse_bytes
+    """The config that governed a base version (its chain `found` by read_versions), and a
+    note when it cannot be read (then the current `config` judges the base too, and the note
+    says so)."""
+    import hashlib
 
-    if found is None:
-        return Config(), ""
-    path, raw = found
-    if config is not None and config.path and Path(config.path).resolve() == path.resolve():
-        try:
-            if path.read_bytes() == raw:
-                return config, ""  # the same file, unchanged
-        except OSError:
-            pass
+    from linter.manifest.config import ConfigError, chain_of
+    from linter.paths import relative
+
+    then = [(relative(path), hashlib.sha256(raw).hexdigest()) for path, raw in found]
+    if config is not None and [(relative(p), d) for p, d in getattr(config, "chain", [])] == then:
+        return config, ""  # the same files, unchanged
     try:
-        return parse_bytes(raw, path), ""
+        return chain_of(found), ""
     except ConfigError as exc:
         return config, f"the base's config cannot be read ({exc}), so the base version is judged under the current one"
 

@@ -214,12 +214,21 @@ def for_files(files: list[str] | tuple[str, ...], explicit: str | None, isolated
 
 
 def load_chain(paths: list[Path]) -> Config:
-    """The effective config of a chain (the root config first); none: no config."""
-    if not paths:
+    """The effective config of a chain of files (the root config first); none: no config."""
+    return _folded([load(path, final=False) for path in paths])
+
+
+def chain_of(files: list[tuple[Path, bytes]]) -> Config:
+    """The same for a chain given as (path, bytes), as a git revision held it."""
+    return _folded([parse_bytes(raw, path, final=False) for path, raw in files])
+
+
+def _folded(configs: list[Config]) -> Config:
+    if not configs:
         return Config()
-    config = load(paths[0], final=False)
-    for path in paths[1:]:
-        config = nested(config, load(path, final=False))
+    config = configs[0]
+    for child in configs[1:]:
+        config = nested(config, child)
     _finish(config)
     return config
 
@@ -250,40 +259,23 @@ def policy_specs() -> dict[str, dict[str, Any]]:
 
 def load(path: Path, final: bool = True) -> Config:
     """One config file on its own (`final`: checked as the whole config in effect)."""
-    from linter.manifest.loader import InputError, load_file
+    from linter.manifest.loader import InputError, read_bytes
 
     path = Path(relative(path))  # as every message and report names it
     if not path.is_file():
         raise ConfigError(f"{path}: no such config file")
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        raw = path.read_bytes() if path.name.endswith(".toml") else read_bytes(str(path))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    position: Callable[[tuple], tuple[int, int]]
-    if path.name.endswith(".toml"):
-        data = (_toml(path).get("tool") or {}).get("hwlint")
-        if data is None:
-            raise ConfigError(f"{path}: has no [tool.hwlint] table")
-        position = lambda _: (1, 1)  # noqa: E731 - tomllib keeps no positions
-    else:
-        try:
-            doc = load_file(str(path))
-        except InputError as exc:
-            raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
-        data = doc.data if doc.data is not None else {}
-        position = doc.position
-    config = _parse(data, path, position)
-    config.chain = [(str(path), digest)]
-    config.origin = {key: str(path) for key in [*settings(config), *config.given]}
-    if final:
-        _finish(config)
-    return config
+    except InputError as exc:
+        raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
+    return parse_bytes(raw, path, final)
 
 
-def parse_bytes(raw: bytes, path: Path) -> Config:
-    """A config from its bytes as they were elsewhere (a git revision's `.hwlint.yaml` or
-    `pyproject.toml`), read as `load` reads the file at `path`; its folders are relative to
-    `path`'s folder. ConfigError as `load`'s."""
+def parse_bytes(raw: bytes, path: Path, final: bool = True) -> Config:
+    """A config from its bytes, named `path` (the file on disk, or a git revision's
+    `.hwlint.yaml` or `pyproject.toml`, whose folders are relative to `path`'s folder)."""
     from linter.manifest.loader import InputError, load_bytes
 
     path = Path(relative(path))
@@ -292,10 +284,12 @@ def parse_bytes(raw: bytes, path: Path) -> Config:
         try:
             import tomllib
         except ImportError:  # Python 3.10
-            raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11 or later") from None
+            raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11 or later; use .hwlint.yaml instead") from None
         try:
             data = (tomllib.loads(raw.decode("utf-8")).get("tool") or {}).get("hwlint")
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: cannot read it: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         if data is None:
             raise ConfigError(f"{path}: has no [tool.hwlint] table")
@@ -306,7 +300,12 @@ def parse_bytes(raw: bytes, path: Path) -> Config:
         except InputError as exc:
             raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
         data, position = (doc.data if doc.data is not None else {}), doc.position
-    return _parse(data, path, position)
+    config = _parse(data, path, position)
+    config.chain = [(str(path), hashlib.sha256(raw).hexdigest())]
+    config.origin = {key: str(path) for key in [*settings(config), *config.given]}
+    if final:
+        _finish(config)
+    return config
 
 
 def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) -> Config:
