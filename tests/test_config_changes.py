@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, TEAM_RULE
+from conftest import EXAMPLES, TEAM_RULE, hwlint_process
 from test_diff import git
 
 B200 = EXAMPLES / "superpod-b200.hw.yaml"  # fails PWR001 (error) and PWR006 at 25% headroom, passes at 20%
@@ -196,7 +196,7 @@ def test_diff_lists_field_changes_and_attributes_the_budget(hwlint, tmp_path):
     assert "| storage.tiers\\[0\\].write\\_gb\\_s | 60 | 0.5 |" in markdown
 
 
-def test_a_base_config_whose_rule_folder_is_gone_says_so(hwlint, tmp_path, monkeypatch):
+def test_a_base_config_whose_rule_folder_is_gone_is_judged_with_the_folder_as_it_was(hwlint, tmp_path, monkeypatch):
     root = tmp_path / "repo"
     (root / "team").mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
@@ -210,8 +210,9 @@ def test_a_base_config_whose_rule_folder_is_gone_says_so(hwlint, tmp_path, monke
     (root / "team").rmdir()
     monkeypatch.chdir(root)
     run = hwlint("check", "a.hw.yaml", "--base", "main")
-    assert run.code == 2 and "Traceback" not in run.err  # fail closed: the base's own rules cannot be run
-    assert "that is the config .hwlint.yaml as it was at --base main, which judges the base version" in run.err
+    assert run.code in (0, 1) and "Traceback" not in run.err, run.err  # the base's own rules, read from git, ran
+    assert "  config: rules: [team] -> [] (relaxes)" in run.out
+    assert "  config: rules folder team: as at the base -> changed: r.yaml (gone) (relaxes)" in run.out
 
 
 def test_the_base_is_judged_under_its_whole_config_chain(hwlint, tmp_path, monkeypatch):
@@ -238,3 +239,31 @@ def test_the_base_is_judged_under_its_whole_config_chain(hwlint, tmp_path, monke
     assert code == 1
     assert {"key": "policy.power_headroom_pct", "old": 25, "new": 20, "direction": "relaxes"} in found["config"]["changes"]
     assert {f["rule_id"] for f in found["introduced_by_relaxation"]} >= {"PWR001"}
+
+
+def test_a_team_catalog_entry_added_in_the_change_is_judged_with_the_base_catalog(hwlint, tmp_path, monkeypatch):
+    """The config is unchanged; the pull request edits only the team catalog folder it names,
+    adding a V100 with 200 GB: the base is judged with the catalog as it was, so what the
+    override lets pass is introduced-by-relaxation and the folder is listed as changed."""
+    team = (EXAMPLES / "team-catalog" / "gpus.yaml").read_text()
+    own_part_only = "gpus:\n" + team[team.index("  - name: ACME-X1-96GB"):]
+    root = tmp_path / "repo"
+    (root / "team").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.hw.yaml").write_text((EXAMPLES / "flawed-cluster.hw.yaml").read_text())
+    (root / ".hwlint.yaml").write_text("catalog: [team]\n")
+    (root / "team" / "gpus.yaml").write_text(own_part_only)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    code, found = changes(hwlint, "check", "a.hw.yaml", "--base", "main")
+    assert found["config"]["changes"] == [] and found["introduced_by_relaxation"] == []
+    (root / "team" / "gpus.yaml").write_text(team)
+    run = hwlint_process("check", "a.hw.yaml", "--base", "main", "--format", "json", cwd=root)  # a fresh process:
+    code, found = run.code, json.loads(run.out)["manifests"][0]["changes"]  # the in-process catalog is read once
+    assert code == 1
+    assert found["config"]["changes"] == [{"key": "catalog folder team", "old": "as at the base",
+                                           "new": "changed: gpus.yaml", "direction": "relaxes"}]
+    assert "BUY010" in {f["rule_id"] for f in found["introduced"]}
+    relaxed = {f["rule_id"] for f in found["introduced_by_relaxation"]}
+    assert "GPU001" in relaxed, found

@@ -131,7 +131,7 @@ def test_a_pack_of_twenty_thousand_rules_is_refused_before_any_is_compiled(tmp_p
 
 
 def test_loading_a_rule_pack_has_the_pack_budget_in_cpu_time(tmp_path):
-    multiplied("slow-to-compile", tmp_path / "rules", files=12, bytes_per_file=490_000)
+    multiplied("slow-to-compile", tmp_path / "rules", files=18, bytes_per_file=490_000)
     code, out, err, seconds, megabytes = measured("check", "--rules", str(tmp_path / "rules"), str(MANIFEST))
     assert code == 2 and out == "" and "Traceback" not in err
     assert re.match(rf"^hwlint: rule error: {re.escape(str(tmp_path / 'rules'))}/r\d+\.yaml:\d+:1: loading the rule pack "

@@ -489,12 +489,14 @@ Judge = Callable[[Any], tuple[Any, Any]]  # a config -> the rule pack and select
 
 def compare_documents(old: Review | None, old_doc: Document | None, new: Review, new_doc: Document | None, base: str,
                       pack: Any, tier: str | None, selected: Any, config: Any = None, old_config: Any = None,
-                      judge: Judge | None = None, attribute: bool = False) -> Changes:
+                      judge: Judge | None = None, attribute: bool = False, folders: list[ConfigChange] = ()) -> Changes:
     """compare(), telling fixes from changed settings with the two versions' documents. With
     `old_config` (the base's config, when it differs from `config`) and `judge`, the new version
     is also reviewed under the base's config; with `attribute`, each field change's own share of
-    each budget move is measured (the base version with that one change, reviewed again)."""
+    each budget move is measured (the base version with that one change, reviewed again).
+    `folders`: the config's rule and catalog folders whose files changed (folders_at_base)."""
     moved = config_changes(old_config, config) if old_config is not None and config is not None else []
+    moved += folders
     under_base = None
     if moved and new_doc is not None:
         def under_base() -> Review:
@@ -692,6 +694,71 @@ def _holds_tool_hwlint(raw: bytes, may_be_hwlint: Callable[[bytes], bool]) -> bo
         return True
 
 
+def _folder_at(folder: str, ref: str) -> dict[str, bytes] | None:
+    """The `*.yaml` files (name -> bytes) a pack reads in `folder` as of git revision `ref`;
+    None when the folder is not in a repository (then only the one on disk is known)."""
+    where = Path(folder).resolve()
+    root = _repository(where)
+    if root is None:
+        return None
+    inside = where.relative_to(root).as_posix()
+    try:
+        listed = subprocess.run(["git", "-C", str(root), "ls-tree", "-z", "--full-tree", ref, "--", f"{inside}/"],
+                                capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BaseError(f"git could not list {folder} at {ref}: {exc}") from None
+    names = [entry.split(b"\t", 1)[1].decode("utf-8", "replace") for entry in listed.stdout.split(b"\0")
+             if b"\t" in entry and entry.split(b" ", 2)[1] == b"blob"]
+    names = [n for n in names if n.endswith(".yaml")]
+    blobs = _cat_file(root, [f"{ref}:{n}" for n in names]) if names else []
+    return {Path(n).name: content for n, (kind, content) in zip(names, blobs) if kind == "blob"}
+
+
+def _on_disk(folder: str) -> dict[str, bytes]:
+    try:
+        return {p.name: p.read_bytes() for p in sorted(Path(folder).glob("*.yaml")) if p.is_file()}
+    except OSError:
+        return {}
+
+
+def folders_at_base(config: Any, ref: str, memo: dict[str, tuple[str, ConfigChange | None]] | None = None
+                    ) -> tuple[Any, list[ConfigChange]]:
+    """`config` (the base's) with each rule and catalog folder as it was at `ref`, where its
+    files differ from the working tree's (copied to a temporary folder the run removes), and a
+    change for each such folder: a team catalog or rule file edited in the change under review
+    is judged as the config is, never as "unchanged". A folder's files changed in any way
+    relax the review (a catalog entry may stand in for a built-in part, a rule may be gone)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    memo = {} if memo is None else memo  # folder -> (the folder to judge the base with, its change): one look per run
+    moved: list[ConfigChange] = []
+    replaced: dict[str, list[str]] = {}
+    for kind in ("rules", "catalog"):
+        folders = list(getattr(config, kind, []) or [])
+        for i, folder in enumerate(folders):
+            if folder not in memo:
+                then, now = _folder_at(folder, ref), _on_disk(folder)
+                if then is None or then == now:
+                    memo[folder] = (folder, None)
+                else:
+                    changed = [n + (" (gone)" if n not in now else " (new)" if n not in then else "")
+                               for n in sorted({*then, *now}) if then.get(n) != now.get(n)]
+                    copy = tempfile.mkdtemp(prefix="hwlint-base-")
+                    atexit.register(shutil.rmtree, copy, True)
+                    for name, content in then.items():
+                        (Path(copy) / name).write_bytes(content)
+                    memo[folder] = (copy, ConfigChange(f"{kind} folder {folder}", "as at the base",
+                                                       f"changed: {', '.join(changed)}", "relaxes"))
+            folders[i], change = memo[folder]
+            moved += [change] if change else []
+        replaced[kind] = folders
+    if not moved:
+        return config, []
+    return replace(config, rules=replaced["rules"], catalog=replaced["catalog"]), moved
+
+
 def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, selected: Any,
                 config: Any = None, sources: dict[str, bytes] | None = None, judge: Judge | None = None) -> list[Changes]:
     """The changes of each review against its file's version at `ref`. `sources`: the bytes of
@@ -702,11 +769,18 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
 
     bases, base_configs = read_versions([r.file for r in reviews], ref)
     out = []
+    folders: dict[str, tuple[str, ConfigChange | None]] = {}
     for new, raw, found in zip(reviews, bases, base_configs):
         old_config, note = (base_config(found, config) if judge is not None else (config, ""))
         moved = config_changes(old_config, config) if old_config is not config and config is not None else []
+        judged, edited = folders_at_base(old_config, ref, folders) if judge is not None and old_config is not None \
+            else (old_config, [])
+        moved += edited
+        base_judge = judge
+        if edited:  # the base's pack is built from its folders as they were at the base
+            base_judge = (lambda outer, then, files: lambda c: outer(files if c is then else c))(judge, old_config, judged)
         same_config = not moved and _config_path(old_config) == _config_path(config)
-        base_pack, base_selected = judge(old_config) if judge is not None and not same_config else (pack, selected)
+        base_pack, base_selected = base_judge(old_config) if judge is not None and not same_config else (pack, selected)
         unchanged = raw is not None and bool(new.digest) and hashlib.sha256(raw).hexdigest() == new.digest
         # The same bytes, judged by the same pack, selection and config as the new version: the
         # base version's review is the new one's (and nothing can have moved). A base judged
@@ -717,7 +791,7 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
             old, old_doc = versions(raw, new.file, base_pack, tier, base_selected, old_config)
             new_doc = document_of(current(new, sources or {}), new.file)
         changes = compare_documents(old, old_doc, new, new_doc, ref, pack, tier, selected, config,
-                                    None if same_config else old_config, judge)
+                                    None if same_config else old_config, base_judge, folders=edited)
         changes.unchanged = unchanged and same_config
         changes.config_files = (_config_path(old_config), _config_path(config))
         changes.base_fail_on = getattr(old_config, "fail_on", None)
