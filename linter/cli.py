@@ -28,7 +28,7 @@ _CHECK_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose":
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from linter.console import _error
+    from linter.console import echo_error
 
     if os.environ.get("HWLINT_TODAY"):  # a usage error before any command runs, not an internal one
         from linter.engine.review import today
@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             today()
         except ValueError as exc:
-            _error(f"hwlint: {exc}")
+            echo_error(f"hwlint: {exc}")
             return 2
     args = list(sys.argv[1:] if argv is None else argv)
     plain = _plain(args)
@@ -91,7 +91,7 @@ class _Unbroken:
 def _run_plain(command: Callable[[], None], argv: Sequence[str] | None) -> int:
     import errno
 
-    from linter.console import Exit, _error, echo
+    from linter.console import Exit, echo, echo_error
 
     try:
         command()
@@ -103,7 +103,7 @@ def _run_plain(command: Callable[[], None], argv: Sequence[str] | None) -> int:
         return 2
     except OSError as exc:
         if exc.errno != errno.EPIPE:
-            _error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
+            echo_error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
             return 2
         sys.stdout, sys.stderr = _Unbroken(sys.stdout), _Unbroken(sys.stderr)
         sys.exit(1)
@@ -114,7 +114,7 @@ def _run_plain(command: Callable[[], None], argv: Sequence[str] | None) -> int:
             from linter.commands import run
 
             return run(argv)
-        _error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
+        echo_error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
         return 2
     return 0
 

@@ -15,9 +15,9 @@ import click
 
 from linter import __version__
 from linter.console import (  # noqa: F401 - the click-free half of the command line
-    Exit, MACHINE_FORMATS, Progress, SEVERITY_RANK, TIERS, _changes,
-    _check_patterns, _config, _echo, _error, _ids, _load_catalog,
-    _load_pack, _outputs, _pack_for, _same_file, _stream, _write,
+    Exit, MACHINE_FORMATS, Progress, SEVERITY_RANK, TIERS, base_changes,
+    check_selection, load_config, echo_human, echo_error, rule_ids, load_team_catalog,
+    load_rule_pack, outputs_of, pack_for, same_file, stream_report, write_report,
     check_targets, exit_code, list_rules, manifest_files, read_by_config, report_files, run_check, use_colour,
 )
 from linter.report.escape import path as shown
@@ -135,19 +135,19 @@ def diff_command(old: str, new: str, formats: tuple[str, ...], output: str | Non
     from linter.engine.review import review_file
     from linter.manifest.config import selection
 
-    outputs = _outputs(formats, output, allowed=DIFF_FORMATS)
-    config = _config([new], config_file, isolated)
+    outputs = outputs_of(formats, output, allowed=DIFF_FORMATS)
+    config = load_config([new], config_file, isolated)
     check_targets(report_files(outputs, output), [old, new, *filter(None, [config_file]), *read_by_config(config)],
                   [*rule_dirs, *catalogs], force)
-    pack = _pack_for(config, rule_dirs, catalogs)
-    _check_patterns(select, ignore, pack)
+    pack = pack_for(config, rule_dirs, catalogs)
+    check_selection(select, ignore, pack)
     selected = selection(config, select, ignore)
     evidence = any(fmt == "json" for fmt, _ in outputs)  # the JSON report of NEW shows it, as check's does
     before, after = review_file(old, pack, tier, selected, config), review_file(new, pack, tier, selected, config, evidence)
     docs = [document_of(current(r, {}), r.file) if r.digest else None for r in (before, after)]
     changes = compare_documents(before, docs[0], after, docs[1], old, pack, tier, selected, config, attribute=True)
     for fmt, path in outputs:
-        _write(render_diff(fmt, changes, after, pack), path, fmt)
+        write_report(render_diff(fmt, changes, after, pack), path, fmt)
     if after.unreadable or after.rule_errors:
         raise Exit(2)
     threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
@@ -176,7 +176,7 @@ def _origin(entry: dict) -> str:
 @click.option("--kind", type=click.Choice(["gpus", "nics", "switches", "systems"]), help="only this kind of part")
 def catalog_list(catalogs: tuple[str, ...], kind: str | None) -> None:
     """One line per entry: kind, name, vendor, document date, read on, where it comes from."""
-    parts = _load_catalog(catalogs)
+    parts = load_team_catalog(catalogs)
     for k in ("gpus", "nics", "switches", "systems"):
         if kind and k != kind:
             continue
@@ -184,7 +184,7 @@ def catalog_list(catalogs: tuple[str, ...], kind: str | None) -> None:
             entry = getattr(parts, k)[name]
             read = entry.get("read_on") or "-"
             dated = f"as of {entry['as_of']}" if entry["as_of"] else "date unknown "
-            _echo(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} {dated}  "
+            echo_human(f"{_KIND_NAMES[k]:<7} {name:<26} {str(entry.get('vendor', '-')):<12} {dated}  "
                        f"read {read:<10}  {_origin(entry)}")
 
 
@@ -195,16 +195,16 @@ def catalog_show(catalogs: tuple[str, ...], name: str) -> None:
     """Every value of one entry (by name, alias or ordering part number), with its source."""
     from linter.manifest.validate import suggest
 
-    parts = _load_catalog(catalogs)
+    parts = load_team_catalog(catalogs)
     found = [(k, parts.find(k, name)) for k in ("gpus", "nics", "switches", "systems")]
     found = [(k, e) for k, e in found if e]
     if not found:
         every = [n for k in ("gpus", "nics", "switches", "systems") for n in parts.names(k)]
         hint = suggest(name, every, cutoff=0.4) or "; `hwlint catalog list` shows them all"
-        _error(f'hwlint: no catalog entry "{name}"{hint}')
+        echo_error(f'hwlint: no catalog entry "{name}"{hint}')
         raise Exit(2)
     for kind, entry in found:
-        _echo(_entry_text(kind, entry))
+        echo_human(_entry_text(kind, entry))
 
 
 @cli.group()
@@ -220,7 +220,7 @@ def models_list() -> None:
     for name, entry in load_models().items():
         moe = entry.get("moe")
         shape = f"L{entry['layers']} h{entry['hidden_size']} a{entry['attention_heads']}"
-        _echo(f"{name:<18} {entry['family']:<11} {entry['parameters_billion']:g}B".ljust(40)
+        echo_human(f"{name:<18} {entry['family']:<11} {entry['parameters_billion']:g}B".ljust(40)
               + f" {shape:<20} {(str(moe['experts']) + 'x top-' + str(moe['active_experts'])) if moe else 'dense':<10}"
               f" as of {entry['as_of']}")
 
@@ -235,9 +235,9 @@ def models_show(name: str) -> None:
     entry = find(name)
     if entry is None:
         hint = suggest(name, names(), cutoff=0.4) or "; `hwlint models list` shows them all"
-        _error(f'hwlint: no model "{name}" in models/{hint}')
+        echo_error(f'hwlint: no model "{name}" in models/{hint}')
         raise Exit(2)
-    _echo(_entry_text("models", entry))
+    echo_human(_entry_text("models", entry))
 
 
 def _entry_text(kind: str, entry: dict) -> str:
@@ -287,16 +287,16 @@ def rules_show(rule_id: str, rule_dirs: tuple[str, ...]) -> None:
     """Explain one rule: what, why, example, fix, tiers, sources."""
     from linter.report.docs import rule_text
 
-    pack = _load_pack(rule_dirs)
+    pack = load_rule_pack(rule_dirs)
     rule = pack.get(rule_id.upper())
     if rule is None:
         import difflib
 
         close = difflib.get_close_matches(rule_id.upper(), [r.id for r in pack.rules], n=1)
         hint = f"; did you mean {close[0]}?" if close else "; `hwlint rules list` shows them all"
-        _error(f"hwlint: no rule {rule_id}{hint}")
+        echo_error(f"hwlint: no rule {rule_id}{hint}")
         raise Exit(2)
-    _echo(rule_text(rule, pack))
+    echo_human(rule_text(rule, pack))
 
 
 @rules.command("test")
@@ -305,14 +305,14 @@ def rules_test(folder: str | None) -> None:
     """Run the rules' own pass/fail cases (the built-in pack, or the rules in FOLDER)."""
     from linter.engine.casetest import run_pack
 
-    pack = _load_pack([folder] if folder else [])
+    pack = load_rule_pack([folder] if folder else [])
     outcomes = run_pack(pack, Path(folder) if folder else None)
     for o in outcomes:
         mark = "ok  " if o.ok else "FAIL"
         detail = "" if o.ok else f": expected {o.expected}, got {o.actual} ({o.detail})"
-        _echo(f"{mark} {o.rule_id} {o.case}{detail}")
+        echo_human(f"{mark} {o.rule_id} {o.case}{detail}")
     failed = sum(not o.ok for o in outcomes)
-    _echo(f"{len(outcomes) - failed} passed, {failed} failed")
+    echo_human(f"{len(outcomes) - failed} passed, {failed} failed")
     raise Exit(1 if failed or not outcomes else 0)
 
 
@@ -345,12 +345,12 @@ def init(path: str, force: bool) -> None:
     schema_file = target.parent / SCHEMA_ID
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _write(starter, path, "json")
+        write_report(starter, path, "json")
         schema_note = _write_schema_beside(schema_file)
     except OSError as exc:
-        _error(f"hwlint: cannot write {exc.filename or path}: {exc.strerror or exc}")
+        echo_error(f"hwlint: cannot write {exc.filename or path}: {exc.strerror or exc}")
         raise Exit(2) from None
-    _echo(f"wrote {shown(path)}{schema_note}; fill it in, then run: hwlint check {shown(path)}")
+    echo_human(f"wrote {shown(path)}{schema_note}; fill it in, then run: hwlint check {shown(path)}")
 
 
 def _write_schema_beside(schema_file: Path) -> str:
@@ -388,14 +388,14 @@ def _reviewed(file: str, pack: Any, tier: str | None = None, config: Any = None,
     try:
         doc = load_file(file)
     except InputError as exc:
-        _error(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}")
+        echo_error(f"{file}:{exc.line}:{exc.column}: {exc.code} {exc.message}")
         raise Exit(2) from None
     selected = selection(config, None, None) if config is not None else None
     review = review_document(doc, pack, tier, selected, config, on, evidence=True)
     if review.file_findings:
         for r in review.file_findings:
-            _error(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}")
-        _error(f"hwlint: {file} cannot be reviewed until these are fixed")
+            echo_error(f"{r.file}:{r.line}:{r.column}: {r.rule_id} {r.message}")
+        echo_error(f"hwlint: {file} cannot be reviewed until these are fixed")
         raise Exit(2)
     return doc, review
 
@@ -420,11 +420,11 @@ def checklist(file: str, output: str | None, force: bool, tier: str | None, rule
     layer, with the sign-off table. Exit 0 when written, whatever the items say."""
     from linter.signoff.checklist import render
 
-    config = _config([file], config_file, isolated)
+    config = load_config([file], config_file, isolated)
     check_targets([output], [file, *filter(None, [config_file]), *read_by_config(config)], [*rule_dirs, *catalogs], force)
-    pack = _pack_for(config, rule_dirs, catalogs)
+    pack = pack_for(config, rule_dirs, catalogs)
     doc, review = _reviewed(file, pack, tier, config)
-    _write(render(review, doc, pack, config=config, role=role), output, "markdown")
+    write_report(render(review, doc, pack, config=config, role=role), output, "markdown")
     raise Exit(2 if review.rule_errors else 0)
 
 
@@ -445,24 +445,24 @@ def signoff(file: str, role: str, name: str, sign_key: str | None, rule_dirs: tu
     from linter.engine.rules import pack_digest
     from linter.signoff.records import SignoffError, blocking, record_signoff
 
-    config = _config([file], config_file, isolated)
-    pack = _pack_for(config, rule_dirs, catalogs)
+    config = load_config([file], config_file, isolated)
+    pack = pack_for(config, rule_dirs, catalogs)
     _, review = _reviewed(file, pack, config=config)
     try:
         record = record_signoff(file, role, name, pack_digest(pack), today(), sign_key, config)
     except SignoffError as exc:
-        _error(f"hwlint: {exc}; {file} is unchanged")
+        echo_error(f"hwlint: {exc}; {file} is unchanged")
         raise Exit(2) from None
     except OSError as exc:
-        _error(f"hwlint: cannot write {file}: {exc.strerror or exc}; {file} is unchanged")
+        echo_error(f"hwlint: cannot write {file}: {exc.strerror or exc}; {file} is unchanged")
         raise Exit(2) from None
     signed = ", with an SSH signature" if "signature" in record else ""
-    _echo(f"{shown(file)}: recorded the {role} sign-off by {name} on {record['date']}{signed} "
+    echo_human(f"{shown(file)}: recorded the {role} sign-off by {name} on {record['date']}{signed} "
           f"(manifest {record['manifest_digest'][:19]}…, rule pack {record['rule_pack_digest'][:19]}…, "
           f"{record['tool']})")
     remaining = len(blocking(review.results))
     if remaining:
-        _echo(f"note: {remaining} failing result{'s are' if remaining != 1 else ' is'} not waived; "
+        echo_human(f"note: {remaining} failing result{'s are' if remaining != 1 else ' is'} not waived; "
                    f"`hwlint verify {file}` will fail until they are fixed or waived", err=True)
 
 
@@ -506,14 +506,14 @@ def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: s
     on = _date(as_of)
     if on is not None and on > today():
         raise click.BadParameter(f"{as_of} is in the future (today is {today()})", param_hint="--as-of")
-    config = _config([file], config_file, isolated)
-    pack = _pack_for(config, rule_dirs, catalogs)
+    config = load_config([file], config_file, isolated)
+    pack = pack_for(config, rule_dirs, catalogs)
     doc, review = _reviewed(file, pack, config=config, on=on)
     rules = Rules({r.id for r in pack.rules if r.spec.never_skip}, review.deselected, allow_pending)
     try:
         verdict = check(doc, pack_digest(pack), review.results, allowed_signers, config, rules, on)
     except SignoffError as exc:
-        _error(f"hwlint: {exc}")
+        echo_error(f"hwlint: {exc}")
         raise Exit(2) from None
     verdict.rule_errors = list(review.rule_errors)
     if on is not None:
@@ -522,7 +522,7 @@ def verify(file: str, allowed_signers: str | None, allow_pending: bool, as_of: s
         verdict.stale_since = _gone_stale(review, now)
     if allow_pending or verdict.allowed_pending:
         verdict.allow_pending = True
-    _echo(report(shown(file), verdict), nl=False)
+    echo_human(report(shown(file), verdict), nl=False)
     raise Exit(2 if verdict.rule_errors else 0 if verdict.ok else 1)  # a rule that failed to run: as check exits
 
 
@@ -591,7 +591,7 @@ def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...]
     from linter.sizing import report as size_report
 
     check_targets([write_to], [p for p in (draft, prices) if p], rule_dirs, force, manifest=True)
-    pack = _load_pack(rule_dirs)
+    pack = load_rule_pack(rule_dirs)
     draft_data = None
     if draft:
         from linter.manifest.loader import InputError, load_file
@@ -599,7 +599,7 @@ def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...]
         try:
             draft_data = load_file(draft).data
         except InputError as exc:
-            _error(f"hwlint: {draft}:{exc.line}:{exc.column}: {exc.message}")
+            echo_error(f"hwlint: {draft}:{exc.line}:{exc.column}: {exc.message}")
             raise Exit(2) from None
         if not isinstance(draft_data, dict):
             raise click.UsageError(f"{draft}: a draft manifest is a mapping with a plan: section")
@@ -617,12 +617,12 @@ def size_command(draft: str | None, goal_kind: str | None, gpus: tuple[str, ...]
         if chosen is None:
             known = ", ".join(r.ident for r in result.rows) or "none"
             raise click.UsageError(f"--choose {choose}: no such row (rows: {known})")
-    _write(size_report.render(fmt, result, every), None)
+    write_report(size_report.render(fmt, result, every), None)
     if write_to:
         if chosen is None:
             click.echo("hwlint: nothing written: no configuration meets the goal", err=True)
         else:
-            _write(size_report.manifest(chosen), write_to)
+            write_report(size_report.manifest(chosen), write_to)
             click.echo(f"wrote {write_to}: {chosen.ident}; check it with `hwlint check {write_to}`", err=True)
     raise Exit(0 if result.best is not None else 1)
 
@@ -656,6 +656,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except Exception as exc:  # the last line of defence: never a traceback
-        _error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
+        echo_error(f"hwlint: internal error: {type(exc).__name__}: {exc} (please report this)")
         return 2
     return 0

@@ -70,7 +70,7 @@ class Exit(Exception):
         self.code = code
 
 
-def _config(files: Sequence[str], config: str | None, isolated: bool) -> Any:
+def load_config(files: Sequence[str], config: str | None, isolated: bool) -> Any:
     """The organisation config for `files` (see linter.manifest.config); a bad one ends the run."""
     from linter.manifest.config import ConfigError, for_files
 
@@ -79,15 +79,15 @@ def _config(files: Sequence[str], config: str | None, isolated: bool) -> Any:
     try:
         return for_files(list(files), config, isolated)
     except ConfigError as exc:
-        _error(f"hwlint: config error: {exc}")
+        echo_error(f"hwlint: config error: {exc}")
         raise Exit(2) from None
 
 
-def _ids(value: str | None) -> set[str]:
+def rule_ids(value: str | None) -> set[str]:
     return {v.strip().upper() for v in (value or "").split(",") if v.strip()}
 
 
-def _check_patterns(select: str | None, ignore: str | None, pack: Any = None, extend_select: str | None = None,
+def check_selection(select: str | None, ignore: str | None, pack: Any = None, extend_select: str | None = None,
                     extend_ignore: str | None = None) -> Any:
     """--select/--ignore (ids or prefixes; --extend-select and --extend-ignore add to them) as
     a predicate on rule ids. With the pack given, an id or prefix that names no rule is a
@@ -95,7 +95,7 @@ def _check_patterns(select: str | None, ignore: str | None, pack: Any = None, ex
     also says how a rule was deselected.)"""
     import re
 
-    chosen, dropped = _ids(select) | (_ids(extend_select) if select else set()), _ids(ignore) | _ids(extend_ignore)
+    chosen, dropped = rule_ids(select) | (rule_ids(extend_select) if select else set()), rule_ids(ignore) | rule_ids(extend_ignore)
     full_id = re.compile(r"^[A-Z]{2,5}[0-9]{3}$")
 
     def matches(rule_id: str, patterns: set[str]) -> bool:
@@ -106,8 +106,8 @@ def _check_patterns(select: str | None, ignore: str | None, pack: Any = None, ex
 
         ids = [r.id for r in pack.rules]
         layers = sorted({r.layer for r in pack.rules})
-        given = (("--select", _ids(select)), ("--ignore", _ids(ignore)), ("--extend-select", _ids(extend_select)),
-                 ("--extend-ignore", _ids(extend_ignore)))
+        given = (("--select", rule_ids(select)), ("--ignore", rule_ids(ignore)), ("--extend-select", rule_ids(extend_select)),
+                 ("--extend-ignore", rule_ids(extend_ignore)))
         for option, patterns in given:
             for pattern in sorted(patterns):
                 if not any(matches(i, {pattern}) for i in ids):
@@ -116,7 +116,7 @@ def _check_patterns(select: str | None, ignore: str | None, pack: Any = None, ex
     return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
 
 
-def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = (), cache: Any = None) -> Any:
+def load_rule_pack(extra: Sequence[str], catalogs: Sequence[str] = (), cache: Any = None) -> Any:
     """The rule pack with the team catalogs; a broken rule or team catalog file ends the
     command (exit 2). A broken catalog is named before the rules: it is checked first.
     `cache`: a packcache.Choice (--no-cache, --cache-dir), None for the environment's."""
@@ -134,27 +134,27 @@ def _load_pack(extra: Sequence[str], catalogs: Sequence[str] = (), cache: Any = 
 def _refuse(kind: str, problems: list[str]) -> NoReturn:
     """Each problem of a rule pack or catalog that cannot be used, then exit 2."""
     for problem in problems:
-        _error(f"hwlint: {kind} error: {problem}")
+        echo_error(f"hwlint: {kind} error: {problem}")
     raise Exit(2) from None
 
 
-def _pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str], cache: Any = None) -> Any:
+def pack_for(config: Any, rule_dirs: Sequence[str], catalogs: Sequence[str], cache: Any = None) -> Any:
     """The rule pack a review under `config` uses: the config's rule and catalog folders
     first, then the command line's. A select or ignore pattern of the config that names no
     rule of that pack ends the command (exit 2), naming the config file, line and key."""
     from linter.manifest.config import ConfigError, check_patterns, check_severities
 
-    pack = _load_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs], cache)
+    pack = load_rule_pack([*config.rules, *rule_dirs], [*config.catalog, *catalogs], cache)
     try:
         check_patterns(config, [r.id for r in pack.rules], sorted({r.layer for r in pack.rules}))
         check_severities(config, {r.id: r.spec.severity for r in pack.rules})
     except ConfigError as exc:
-        _error(f"hwlint: config error: {exc}")
+        echo_error(f"hwlint: config error: {exc}")
         raise Exit(2) from None
     return pack
 
 
-def _load_catalog(catalogs: Sequence[str]) -> Any:
+def load_team_catalog(catalogs: Sequence[str]) -> Any:
     """The built-in catalog plus the team folders; a broken team file ends the command (exit 2)."""
     from linter.manifest.catalog import CatalogError, load_catalog
 
@@ -167,25 +167,25 @@ def _load_catalog(catalogs: Sequence[str]) -> Any:
 MACHINE_FORMATS = ("json", "sarif")  # JSON escapes every control character itself
 
 
-def _echo(text: str, err: bool = False, nl: bool = True) -> None:
+def echo_human(text: str, err: bool = False, nl: bool = True) -> None:
     """Print a human line: control characters visible, no line that starts a workflow command."""
     from linter.report.escape import human
 
     echo(human(text), err=err, nl=nl)
 
 
-def _error(message: str) -> None:
+def echo_error(message: str) -> None:
     """One line on standard error; anything the user gave inside it cannot break it."""
     from linter.report.escape import path
 
-    _echo(path(message), err=True)
+    echo_human(path(message), err=True)
 
 
-def _write(text: str, output: str | None, fmt: str = "text", colour: bool = False) -> None:
-    _stream(lambda out: out(text), output, fmt, colour)
+def write_report(text: str, output: str | None, fmt: str = "text", colour: bool = False) -> None:
+    stream_report(lambda out: out(text), output, fmt, colour)
 
 
-def _stream(produce: Any, output: str | None, fmt: str = "text", colour: bool = False) -> None:
+def stream_report(produce: Any, output: str | None, fmt: str = "text", colour: bool = False) -> None:
     """Run `produce(out)`, which hands the report to `out` in pieces (whole lines), into
     --output (a file that is not a symbolic link) or stdout (see Destination)."""
     target = Destination(output, fmt, colour)
@@ -277,7 +277,7 @@ class Destination:
                 raise
             self.failed = True
             _drop_stdout()
-            _error(f"hwlint: cannot write the report to standard output: {exc.strerror or exc}; "
+            echo_error(f"hwlint: cannot write the report to standard output: {exc.strerror or exc}; "
                    "send it to a file with --output or FORMAT:PATH")
             raise Exit(2) from None
 
@@ -309,7 +309,7 @@ class Destination:
 
             with contextlib.suppress(OSError):
                 handle.close()
-        _error(f"hwlint: cannot write {self.output}: {exc.strerror or exc}; give a file in a folder that exists, "
+        echo_error(f"hwlint: cannot write {self.output}: {exc.strerror or exc}; give a file in a folder that exists, "
                "can be written and has room")
         raise Exit(2) from None
 
@@ -382,7 +382,7 @@ class Configs:
     def __call__(self, path: str) -> Any:
         key = self.key(path)
         if key not in self.loaded:
-            self.loaded[key] = _config([path], self.explicit, self.isolated)
+            self.loaded[key] = load_config([path], self.explicit, self.isolated)
         return self.loaded[key]
 
 
@@ -404,8 +404,8 @@ def _selection(config: Any, select: str | None, ignore: str | None, extend_selec
 
     chosen = selection(config, select, ignore)
     if chosen.select:
-        chosen.select += [(p, "--extend-select {p}") for p in sorted(_ids(extend_select))]
-    chosen.ignore += [(p, "--extend-ignore {p}") for p in sorted(_ids(extend_ignore))]
+        chosen.select += [(p, "--extend-select {p}") for p in sorted(rule_ids(extend_select))]
+    chosen.ignore += [(p, "--extend-ignore {p}") for p in sorted(rule_ids(extend_ignore))]
     return chosen
 
 
@@ -433,7 +433,7 @@ def _report_pack(groups: list[Group], rule_dirs: Sequence[str], catalogs: Sequen
         return groups[0].pack
     rules = [f for g in groups for f in g.config.rules]
     found = [c for g in groups for c in g.config.catalog]
-    return _load_pack([*dict.fromkeys(rules), *rule_dirs], [*dict.fromkeys(found), *catalogs], cache)
+    return load_rule_pack([*dict.fromkeys(rules), *rule_dirs], [*dict.fromkeys(found), *catalogs], cache)
 
 
 def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], tier: str | None,
@@ -470,7 +470,7 @@ def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], t
             f"  cache: {shown(str(where)) if where else 'off'}",
             "  reports: " + ", ".join(f"{fmt} to {shown(path) if path else 'standard output'}" for fmt, path in outputs),
         ]
-        _echo("\n".join(lines))
+        echo_human("\n".join(lines))
 
 
 class Progress:
@@ -504,7 +504,7 @@ class Progress:
             echo("\r\033[K", nl=False, err=True)
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     import os
 
     try:
@@ -535,10 +535,10 @@ def check_targets(paths: list[str | None], inputs: list[str], rule_dirs: Sequenc
         if os.path.exists(target) and not os.path.isfile(target):
             raise usage_error(f"{kind} {shown(target)} is not a regular file")
         for other in named[:index]:
-            if _same_file(target, other):
+            if same_file(target, other):
                 raise usage_error(f"two reports would be written to {shown(target)}; give each its own file")
         for given in [*inputs, *_files_in([*rule_dirs, *built_in])]:
-            if _same_file(target, given):
+            if same_file(target, given):
                 also = f" ({shown(given)})" if shown(given) != shown(target) else ""
                 raise usage_error(f"{kind} {shown(target)} is an input{also}; hwlint never writes over a file it reads: "
                                   "choose another file")
@@ -591,7 +591,7 @@ def _holds_signoffs(path: str) -> bool:
     return isinstance(data, dict) and bool(data.get("signoffs"))
 
 
-def _outputs(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None) -> list[tuple[str, str | None]]:
+def outputs_of(formats: tuple[str, ...], output: str | None, allowed: tuple[str, ...] | None = None) -> list[tuple[str, str | None]]:
     """--format values (FORMAT or FORMAT:PATH, repeatable) as [(format, path or None for stdout)];
     `check_targets` clears the files they name."""
     from linter.report import TargetError, targets
@@ -619,14 +619,14 @@ def report_files(outputs: list[tuple[str, str | None]], output: str | None) -> l
     return [p for _, p in outputs] + ([output] if output and all(p != output for _, p in outputs) else [])
 
 
-def _changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any,
+def base_changes(reviews: list[Any], ref: str, pack: Any, tier: str | None, selected: Any, config: Any,
              sources: dict[str, bytes] | None = None, judge: Any = None) -> list[Any]:
     from linter.engine.changes import BaseError, against_ref
 
     try:
         return against_ref(reviews, ref, pack, tier, selected, config, sources, judge)
     except BaseError as exc:
-        _error(f"hwlint: {exc}")
+        echo_error(f"hwlint: {exc}")
         raise Exit(2) from None
 
 
@@ -691,9 +691,9 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
     paths = manifest_files(files, configs, force_exclude)
     if show_files:
         for path in paths:
-            _echo(path)
+            echo_human(path)
         raise Exit(0)
-    outputs = _outputs(formats, output)
+    outputs = outputs_of(formats, output)
     written, read = report_files(outputs, output), [*files, *paths, *filter(None, [config_file])]
     folders = [*rule_dirs, *catalogs]
     cache = Choice(not no_cache, cache_dir)
@@ -704,8 +704,8 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
         stdin_name = stdin_filename or "-"
 
         def build(config: Any) -> Group:
-            pack = _pack_for(config, rule_dirs, catalogs, cache)
-            _check_patterns(select, ignore, pack, extend_select, extend_ignore)
+            pack = pack_for(config, rule_dirs, catalogs, cache)
+            check_selection(select, ignore, pack, extend_select, extend_ignore)
             return Group(config, pack, _selection(config, select, ignore, extend_select, extend_ignore))
 
         groups, group_of = _groups(paths, stdin_name, configs, build)
@@ -718,7 +718,7 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
             from linter.manifest.discovery import SUFFIXES
             from linter.report.escape import path as shown
 
-            _echo(f"hwlint: no manifests ({', '.join('*' + s for s in SUFFIXES)}) in {', '.join(map(shown, files))}; "
+            echo_human(f"hwlint: no manifests ({', '.join('*' + s for s in SUFFIXES)}) in {', '.join(map(shown, files))}; "
                   "nothing to review", err=True)
         pack = _report_pack(groups, rule_dirs, catalogs, cache)
         docs_url = _docs_url(docs_url, groups[0].config)
@@ -771,12 +771,12 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
 
         unwritable = isinstance(exc, ReportError)  # a report's temporary file: words for the user, exit 2
         if unwritable:
-            _error(f"hwlint: {exc}")
+            echo_error(f"hwlint: {exc}")
         why = "the rule pack or the input could not be used (see the job log)" if isinstance(exc, Exit) else \
             str(exc) if unwritable else f"internal error: {type(exc).__name__}: {exc}"
         for fmt, path in outputs:
             if fmt == "sarif" and path:
-                _write(failed(f"hwlint could not review the manifests: {why}", sarif_category), path, "sarif")
+                write_report(failed(f"hwlint could not review the manifests: {why}", sarif_category), path, "sarif")
         if unwritable:
             raise Exit(2) from None
         raise
@@ -847,7 +847,7 @@ def _changes_by_group(reviews: list[Any], group_of: list[Group], base: str, tier
             try:
                 built[id(config)] = (config, build(config))  # the config kept, so its id stays its own
             except Exit:
-                _error(f"hwlint: (that is the config {config.path or '(none)'} as it was at --base {base}, which judges "
+                echo_error(f"hwlint: (that is the config {config.path or '(none)'} as it was at --base {base}, which judges "
                        "the base version; its rule and catalog folders are read from the working tree)")
                 raise
         group = built[id(config)][1]
@@ -855,7 +855,7 @@ def _changes_by_group(reviews: list[Any], group_of: list[Group], base: str, tier
 
     for group in dict.fromkeys(group_of):
         at = [i for i, g in enumerate(group_of) if g is group]
-        found = _changes([reviews[i] for i in at], base, group.pack, tier, group.selected, group.config, read_in,
+        found = base_changes([reviews[i] for i in at], base, group.pack, tier, group.selected, group.config, read_in,
                          judge if build is not None else None)
         for i, change in zip(at, found):
             out[i] = change
@@ -881,7 +881,7 @@ def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config:
 
 def list_rules(rule_dirs: Sequence[str]) -> None:
     """`hwlint rules list`: one line per rule: id, severity, tiers, title."""
-    pack = _load_pack(rule_dirs)
+    pack = load_rule_pack(rule_dirs)
     for rule in pack.rules:
         tiers = "all tiers" if rule.spec.tiers == "all" else ",".join(rule.spec.tiers)
-        _echo(f"{rule.id}  {rule.spec.severity:<7}  {tiers:<40}  {rule.spec.title}")
+        echo_human(f"{rule.id}  {rule.spec.severity:<7}  {tiers:<40}  {rule.spec.title}")

@@ -33,6 +33,16 @@ def manifest_schema_json() -> dict[str, Any]:
     return json.loads(manifest_schema_path().read_text(encoding="utf-8"))
 
 
+def repository_of(folder: str | os.PathLike[str]) -> Path | None:
+    """The git work tree that holds `folder`: the nearest folder up with a `.git` (a folder,
+    or the file a linked work tree or submodule has), found without starting git."""
+    here = Path(folder)
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
+
+
 def relative(path: str | os.PathLike[str]) -> str:
     """`path` as reports show it: relative to the working folder, as a user types it. An
     absolute path in a review shows the machine's layout (/home/runner/work/...), which is not

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from linter.physics.values import Unknown
 from linter.manifest.loader import Document, InputError, load_bytes
 from linter.numbers import num
+from linter.paths import repository_of
 from linter.record import field, record, replace
 from linter.results import Result
 from linter.engine.review import Review, not_loaded, review_document
@@ -577,15 +578,6 @@ def _attribute(changes: Changes, old: Review, old_doc: Document, pack: Any, tier
                 change.budget[k] = part
 
 
-def _repository(folder: Path) -> Path | None:
-    """The work tree `folder` lies in: the nearest folder holding `.git` (a folder, or the
-    file a linked work tree or submodule has), found without starting git."""
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
 def _cat_file(root: Path, names: list[str]) -> list[tuple[str, bytes]]:
     """(type or "missing", content) of each object name, from one `git cat-file --batch`."""
     request = "".join(f"{name}\n" for name in names).encode()
@@ -635,7 +627,7 @@ def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[
         target = Path(file).resolve()
         if not target.parent.is_dir():
             raise BaseError(f"{file}: no such folder")
-        root = _repository(target.parent)
+        root = repository_of(target.parent)
         if root is None:
             raise BaseError(f"{file} is not inside a git repository, so --base {ref} cannot be read")
         inside = target.relative_to(root).as_posix()
@@ -698,7 +690,7 @@ def _folder_at(folder: str, ref: str) -> dict[str, bytes] | None:
     """The `*.yaml` files (name -> bytes) a pack reads in `folder` as of git revision `ref`;
     None when the folder is not in a repository (then only the one on disk is known)."""
     where = Path(folder).resolve()
-    root = _repository(where)
+    root = repository_of(where)
     if root is None:
         return None
     inside = where.relative_to(root).as_posix()

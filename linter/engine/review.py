@@ -383,8 +383,8 @@ def infer_tier(pack: RulePack, data: dict, facts: dict) -> tuple[str, str, tuple
     skipped_unknown = []
     for tier in pack.tiers:
         try:
-            if _test(pack, tier["when"], "expr")(**scope):
-                reason = _test(pack, tier["reason"], "tmpl").render(**scope)
+            if compiled_test(pack, tier["when"], "expr")(**scope):
+                reason = compiled_test(pack, tier["reason"], "tmpl").render(**scope)
                 note = f" ({', '.join(skipped_unknown)} unknown)" if skipped_unknown else ""
                 return tier["name"], f"inferred: {reason}{note}", ()
         except MissingData as exc:
@@ -393,7 +393,7 @@ def infer_tier(pack: RulePack, data: dict, facts: dict) -> tuple[str, str, tuple
     return last, f"inferred: none of the tiers could be decided ({', '.join(skipped_unknown)} unknown)", tuple(skipped_unknown) or ("facts.compute_nodes",)
 
 
-def _test(pack: RulePack, source: str, kind: str) -> Any:
+def compiled_test(pack: RulePack, source: str, kind: str) -> Any:
     """A tier or condition test: compiled with the pack, else once per process."""
     found = pack.compiled.get((source, kind))
     if found is None:
@@ -412,8 +412,8 @@ def conditions(pack: RulePack, data: dict, facts: dict) -> dict[str, str]:
     out = {}
     for condition in pack.conditions:
         try:
-            if _test(pack, condition["when"], "expr")(**scope):
-                out[condition["name"]] = one_line(_test(pack, condition["reason"], "tmpl").render(**scope))
+            if compiled_test(pack, condition["when"], "expr")(**scope):
+                out[condition["name"]] = one_line(compiled_test(pack, condition["reason"], "tmpl").render(**scope))
         except MissingData:
             continue
     return out
@@ -482,7 +482,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     return result
                 holds = rule.require.run(scope)
                 locate()
-                result.facts = _plain(recorder)
+                result.facts = read_values(recorder)
                 if holds:
                     if evidence and rule.evidence is not None:
                         try:  # evidence is a courtesy: a value it lacks must not turn a pass into pending
@@ -504,7 +504,7 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                 result.status = "pending"
                 result.missing = sorted(set(exc.needs))
                 result.reason = "needs " + ", ".join(result.missing)
-                result.facts = _plain(recorder)
+                result.facts = read_values(recorder)
     except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
         result.reason = f"rule error: {type(exc).__name__}: {unaddressed(str(exc))}"
@@ -571,5 +571,6 @@ def _plan_results(rules: list[Rule], plan: dict) -> list[Result]:
 _path_key = lru_cache(maxsize=4096)(undotted)  # a rule's `at` is the same path for most manifests
 
 
-def _plain(recorder: dict) -> dict[str, Any]:
+def read_values(recorder: dict) -> dict[str, Any]:
+    """The plain values (numbers, text, yes/no) a rule read, by path: the evidence a result keeps."""
     return {k: v for k, v in recorder.items() if isinstance(v, (int, float, str, bool))}

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from linter.manifest.validate import suggest
-from linter.paths import relative
+from linter.paths import relative, repository_of
 from linter.record import field, record
 
 NAMES = (".hwlint.yaml", "pyproject.toml")
@@ -327,7 +327,7 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         repository (links resolved); else a config error that names it and reads nothing."""
         resolved = os.path.realpath(folder / given)
         if os.path.commonpath([inside, resolved]) != inside:
-            bound = "the repository" if _repository(folder) else "the config file's folder"
+            bound = "the repository" if repository_of(folder) else "the config file's folder"
             raise fail(where, f"{given} resolves to {resolved}, outside {bound} {inside}; a config may name only "
                        "folders and files inside it (copy them in)")
         return relative(folder / given)
@@ -462,17 +462,9 @@ def _finish(config: Config) -> None:
                           "are required, so name the allowed-signers file (allowed_signers: PATH)")
 
 
-def _repository(folder: Path) -> Path | None:
-    """The work tree that holds `folder` (the nearest folder up with a .git), if any."""
-    for here in (folder, *folder.parents):
-        if os.path.lexists(here / ".git"):
-            return here
-    return None
-
-
 def _boundary(folder: Path) -> str:
     """What a config in `folder` may name: its repository, else its own folder (links resolved)."""
-    return os.path.realpath(_repository(folder) or folder)
+    return os.path.realpath(repository_of(folder) or folder)
 
 
 def _known(mapping: dict, keys: Any, where: tuple, fail: Callable[..., ConfigError], extra: str = "") -> None:

@@ -124,7 +124,10 @@ def read_bytes(path: str, inside: str | None = None, limit: int = MAX_BYTES, wha
         raise InputError(f"{path} is {_kind(info.st_mode)}, not a regular file; refusing to read it", code="IO")
     real = os.path.realpath(path)
     if real != os.path.abspath(path):
-        root = inside if inside is not None else _repository(os.path.dirname(os.path.abspath(path)))
+        from linter.paths import repository_of  # only for a link: the plain path imports nothing more
+
+        here = os.path.dirname(os.path.abspath(path))
+        root = inside if inside is not None else str(repository_of(here) or here)
         root = os.path.realpath(root)
         if os.path.commonpath([root, real]) != root:
             raise InputError(f"{path} is a symbolic link to a file outside {_shown(root)}; hwlint follows links only "
@@ -161,18 +164,6 @@ def _kind(mode: int) -> str:
         if test(mode):
             return words
     return "not a regular file"
-
-
-def _repository(folder: str) -> str:
-    """The work tree that holds `folder` (the nearest folder with a .git), else `folder`."""
-    current = folder
-    while True:
-        if os.path.lexists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return folder
-        current = parent
 
 
 def _shown(folder: str) -> str:

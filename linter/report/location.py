@@ -13,19 +13,14 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from linter.paths import repository_of
+
 
 @lru_cache(maxsize=256)
-def _root_of(folder: Path) -> Path | None:
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
 def repo_relative(file: str) -> str:
     """`file` as a forward-slash path from the repository root (or the current folder)."""
     absolute = Path(os.path.abspath(file))
-    root = _root_of(absolute.parent) or Path.cwd()
+    root = repository_of(absolute.parent) or Path.cwd()
     try:
         return absolute.relative_to(root).as_posix()
     except ValueError:
