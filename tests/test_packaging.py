@@ -88,6 +88,7 @@ def test_sdist_carries_every_tracked_file_the_tests_may_read(sdist):
     assert not missing, f"tracked files missing from the sdist: {missing}"
 
 
+@pytest.mark.slow
 def test_packaging_sensitive_tests_pass_from_the_sdist(sdist):
     # the tests that read files outside the package: the action, the hooks, the docs, the README
     chosen = ["tests/test_readme.py", "tests/test_rule_docs.py", "tests/test_layers.py", "tests/test_schemas.py",

@@ -48,6 +48,7 @@ def test_a_hostile_rule_is_stopped_by_its_limit(tmp_path, name):
     assert f"{MANIFEST}: " in run.stdout and " passed" in run.stdout  # the built-in rules ran
 
 
+@pytest.mark.slow
 def test_the_whole_pack_has_one_budget_per_manifest(tmp_path):
     run = run_limited("check", MANIFEST, "--rules", FOLDERS / "whole-pack-budget", env={"HWLINT_CACHE_DIR": str(tmp_path)},
                       timeout=120)
@@ -76,6 +77,7 @@ def racks_4990(tmp_path):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pins processes to one CPU (Linux)")
 def test_the_4990_rack_manifest_gets_the_same_verdict_beside_a_cpu_hog_as_on_an_idle_machine(tmp_path):
     """A CPU hog pinned to the CPU hwlint runs on, hwlint at nice 19: it gets about 1.5% of the
@@ -130,6 +132,7 @@ def test_a_pack_of_twenty_thousand_rules_is_refused_before_any_is_compiled(tmp_p
     assert seconds < 2 and megabytes < 200, f"{seconds:.2f} s of CPU, {megabytes:.0f} MB"
 
 
+@pytest.mark.slow
 def test_loading_a_rule_pack_has_the_pack_budget_in_cpu_time(tmp_path):
     multiplied("slow-to-compile", tmp_path / "rules", files=18, bytes_per_file=490_000)
     code, out, err, seconds, megabytes = measured("check", "--rules", str(tmp_path / "rules"), str(MANIFEST))

@@ -26,6 +26,7 @@ def _popen(*args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_concurrent_signoffs_lose_no_record(tmp_path):
     """Three sign-offs started together on one file, 50 times: every record survives."""
     lost = []
@@ -209,6 +210,7 @@ def test_names_with_line_separators_are_refused(hwlint, tmp_path):
     assert run.code == 2 and "one line" in run.err and path.read_bytes() == GOOD.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_signoff_waits_for_the_filelock_another_process_holds(tmp_path):
     """The lock is filelock's (flock on Linux and macOS, LockFileEx on Windows) on
     .NAME.hwlint-lock: a sign-off waits while another holder has it, then records, and
@@ -231,6 +233,7 @@ def test_a_signoff_waits_for_the_filelock_another_process_holds(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.hw.yaml"]
 
 
+@pytest.mark.slow
 def test_a_signoff_that_would_make_the_manifest_too_big_to_read_is_refused(tmp_path):
     """Each record holds a compressed copy of the manifest: on a 2.8 MB manifest of racks
     with names that do not compress, the second would take the file past the 5,000,000

@@ -75,6 +75,7 @@ GRID = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,args", GRID, ids=[g[0] for g in GRID])
 def test_what_size_writes_passes_check(hwlint, tmp_path, name, args):
     out = tmp_path / "cluster.hw.yaml"
@@ -102,6 +103,7 @@ def test_over_buying_is_said_with_the_sizers_own_time_model(hwlint, tmp_path):
     assert "of 120 days" in line and f"({long_nodes} nodes like these)" in line
 
 
+@pytest.mark.slow
 def test_impossible_goal_names_the_closest_and_the_limit(hwlint):
     run = hwlint("size", *ONE_T, "--tokens", "450", "--days", "1", "--max-gpus", "8")
     assert "Traceback" not in run.err
@@ -143,6 +145,7 @@ def test_nonsense_is_a_usage_error(hwlint, args, message):
     assert "Traceback" not in run.err
 
 
+@pytest.mark.slow
 def test_output_is_identical_on_every_run(hwlint):
     args = [*ONE_T, "--tokens", "450", "--days", "84", "--rack-kw", "60"]
     first, second = hwlint("size", *args), hwlint("size", *args)
@@ -374,6 +377,7 @@ def test_a_goal_of_parameters_alone_is_sized_with_a_stated_shape_and_batch(hwlin
     assert scaled["goal"]["hidden"] % scaled["goal"]["heads"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["--params", "34", "--tokens", "1500", "--days", "60"],
     [*ONE_T, "--tokens", "450", "--days", "30", "--max-gpus", "2048"],

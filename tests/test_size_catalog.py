@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -22,6 +23,7 @@ GOALS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(gpu=st.sampled_from(GPUS), goal=st.sampled_from(GOALS))
 def test_no_catalog_gpu_crashes_the_sizer(hwlint, gpu, goal):

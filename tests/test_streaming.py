@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def _peak_kb(folder: Path, tmp: Path, env: dict[str, str]) -> int:
     return int(peak)
 
 
+@pytest.mark.slow
 def test_peak_memory_does_not_grow_with_the_number_of_manifests(tmp_path):
     text = (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text(encoding="utf-8")
     env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_JOBS": "1", "HWLINT_CACHE_DIR": str(tmp_path / "cache")}

@@ -44,6 +44,8 @@ from pathlib import Path
 
 import yaml
 
+import pytest
+
 from conftest import EXAMPLES, ROOT, TODAY
 
 NOT_PASSED = ("fail", "pending", "waived")
@@ -112,6 +114,7 @@ def escapes(before: dict[str, dict], after: dict[str, dict], path: tuple) -> lis
     return out
 
 
+@pytest.mark.slow
 def test_deleting_one_field_or_item_never_passes(tmp_path):
     # the JSON report's dates are text: YAML writes them back quoted, which the schema reads the same
     examples = sorted(EXAMPLES.glob("*.hw.yaml"))
