@@ -68,7 +68,7 @@ class ModelShape(Strict):
                           "left out here", examples=["Llama-3.1-70B", "Mixtral-8x7B"])
     hf_config: Text | None = Field(
         None, description="path to a Hugging Face config.json, relative to this manifest; its shape fills every key left "
-                          "out here (after name's)")
+                          "out here (after name's)", examples=["models/config.json"])
     parameters_billion: Positive | None = Field(
         None, description="P, in billions of parameters; required unless name or hf_config gives it")
     layers: Count | None = Field(None, description="L, transformer layers")
@@ -85,7 +85,8 @@ class ModelShape(Strict):
         None, description="FFN kind: GELU (two h x f matrices), SwiGLU or GeGLU (three); default gelu"
     )
     vocabulary_size: Count | None = Field(None, description="V, tokens in the vocabulary (logits memory, embeddings)")
-    tied_embeddings: bool | None = Field(None, description="input embedding and output layer share one matrix; default false")
+    tied_embeddings: bool | None = Field(None, description="input embedding and output layer share one matrix; default false",
+                                          examples=[False])
     attention: Literal["standard", "flash"] | None = Field(
         None, description="attention kernel: flash (FlashAttention or another fused kernel that never stores the "
                           "s x s scores) or standard; default flash"
@@ -152,7 +153,7 @@ class Plan(Strict):
     )
     optimizer_bytes_per_param: Annotated[float, Field(ge=0, le=64)] | None = Field(
         None, description="optimizer state per trainable parameter in bytes, fp32 master weights included; "
-                          "overrides the optimizer's own figure (mixed-precision AdamW: 12)"
+                          "overrides the optimizer's own figure (mixed-precision AdamW: 12)", examples=[12]
     )
     gradient_precision: Literal["16-bit", "fp32"] | None = Field(
         None, description="gradients kept in 16 bits (the ZeRO paper's 16 bytes/param) or fp32 (DeepSpeed's "
@@ -190,10 +191,11 @@ class Quote(Strict):
     currency: Currency | None = Field(None, description="ISO 4217 currency code of the price, e.g. USD or EUR", examples=["USD", "EUR"])
     quote_date: dt.date | None = Field(None, description="date of the quote (YYYY-MM-DD); old quotes are flagged")
     lead_time_weeks: NonNegative | None = Field(None, description="weeks from the order to delivery, weeks")
-    delivery_date: dt.date | None = Field(None, description="committed delivery date (YYYY-MM-DD); wins over the lead time")
+    delivery_date: dt.date | None = Field(None, description="committed delivery date (YYYY-MM-DD); wins over the lead time",
+                                         examples=["2027-03-01"])
     pool: Text | None = Field(None, description="name of the node pool this quote prices")
     fabric: Text | None = Field(None, description="name of the network fabric this quote prices")
-    storage_tier: Text | None = Field(None, description="name of the storage tier this quote prices")
+    storage_tier: Text | None = Field(None, description="name of the storage tier this quote prices", examples=["nas"])
     quantity: Positive | None = Field(
         None, description="how much of what it names the quote prices: nodes of a pool, switches of a fabric, "
         "TB of a storage tier"
@@ -313,7 +315,7 @@ class NodePool(Server):
     count: Count = Field(description="nodes in this pool")
     spares: NonNegCount | None = Field(
         None, description="hot-spare nodes among count: racked, powered and cabled (counted in power, ports and the "
-                          "budget) but left out of the parallel layout (tensor x pipeline x context x data); nodes"
+                          "budget) but left out of the parallel layout (tensor x pipeline x context x data); nodes", examples=[2]
     )
     system: Text | None = Field(None, description="catalog system whose values this pool inherits", examples=["DGX-H100"])
 
@@ -484,7 +486,8 @@ class Policy(Strict):
     installation_days: NonNegCount | None = Field(None, description="days from delivery to racked and cabled")
     burn_in_days: NonNegCount | None = Field(None, description="days of burn-in and acceptance before training")
     signoff_roles: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = Field(
-        None, description="roles that must sign off the purchase (default: technical lead, facilities, finance)"
+        None, description="roles that must sign off the purchase (default: technical lead, facilities, finance)",
+        examples=[["technical lead", "facilities", "finance", "legal"]]
     )
 
 
@@ -562,7 +565,8 @@ class Procurement(Strict):
 
 class Waiver(Strict):
     rule: Annotated[str, Field(pattern=r"^[A-Z]{2,5}[0-9]{3}$")] = Field(description="id of the rule waived, e.g. PWR003", examples=["PWR003"])
-    path: Text | None = Field(None, description="manifest field the waiver covers (e.g. facility.racks[0]); all of the rule's findings when left out")
+    path: Text | None = Field(None, description="manifest field the waiver covers (e.g. facility.racks[0]); all of the rule's findings when left out",
+                              examples=["facility.racks[0]"])
     reason: Text | None = Field(None, description="why the finding is accepted")
     approver: Text | None = Field(None, description="who accepted it")
     expires: dt.date | None = Field(None, description="date the waiver stops applying (YYYY-MM-DD)")
@@ -571,31 +575,36 @@ class Waiver(Strict):
 Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 
 
+WRITTEN = "(written by hwlint signoff)"  # a sign-off's digests and blobs: their example in docs/manifest.md
+
+
 class Signoff(Strict):
     """A sign-off recorded by `hwlint signoff` (see linter.signoff.records); edit it by signing again."""
 
-    role: Text = Field(description="the role signing, one of policy.signoff_roles")
-    name: Text = Field(description="who signed")
-    date: dt.date = Field(description="date of the sign-off (YYYY-MM-DD)")
-    manifest_digest: Sha256 = Field(description="sha256 of the manifest's content without `signoffs`")
+    role: Text = Field(description="the role signing, one of policy.signoff_roles", examples=["finance"])
+    name: Text = Field(description="who signed", examples=["carol@example.com"])
+    date: dt.date = Field(description="date of the sign-off (YYYY-MM-DD)", examples=["2026-12-01"])
+    manifest_digest: Sha256 = Field(description="sha256 of the manifest's content without `signoffs`", examples=[WRITTEN])
     sections: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{12}$")]] = Field(
         {}, description="short digest of each top-level section, to tell which changed"
     )
-    rule_pack_digest: Sha256 = Field(description="sha256 of the rule pack the review used")
-    tool: Text | None = Field(None, description="the hwlint version that judged the manifest, e.g. \"hwlint 0.1.0\"")
-    tool_digest: Sha256 | None = Field(None, description="sha256 of that hwlint build's code; another build makes the sign-off stale")
+    rule_pack_digest: Sha256 = Field(description="sha256 of the rule pack the review used", examples=[WRITTEN])
+    tool: Text | None = Field(None, description="the hwlint version that judged the manifest, e.g. \"hwlint 0.1.0\"",
+                              examples=["hwlint 0.1.0"])
+    tool_digest: Sha256 | None = Field(None, description="sha256 of that hwlint build's code; another build makes the sign-off stale",
+                                       examples=[WRITTEN])
     snapshot: Annotated[str, Field(min_length=1, max_length=5_000_000)] | None = Field(
-        None, description="the signed content (canonical JSON, zlib, base64), to list the fields changed since"
-    )
+        None, description="the signed content (canonical JSON, zlib, base64), to list the fields changed since",
+        examples=[WRITTEN])
     config_digest: Sha256 | None = Field(
-        None, description="sha256 of the effective config's settings the sign-off was made under; a relaxing change makes it stale"
-    )
+        None, description="sha256 of the effective config's settings the sign-off was made under; a relaxing change makes it stale",
+        examples=[WRITTEN])
     config: Annotated[str, Field(min_length=1, max_length=100_000)] | None = Field(
-        None, description="those settings (canonical JSON, zlib, base64), to tell a relaxing config change from a tightening one"
-    )
+        None, description="those settings (canonical JSON, zlib, base64), to tell a relaxing config change from a tightening one",
+        examples=[WRITTEN])
     signature: Annotated[str, Field(min_length=1, max_length=20_000)] | None = Field(
-        None, description="ssh-keygen -Y sign signature (namespace hwlint) of the sign-off statement"
-    )
+        None, description="ssh-keygen -Y sign signature (namespace hwlint) of the sign-off statement",
+        examples=[WRITTEN])
 
 
 class Manifest(Strict):

@@ -127,13 +127,38 @@ def _steps(path: str) -> list[str]:
     return out
 
 
-def _example(schema: dict[str, Any], prop: dict[str, Any], path: str, examples: dict[str, Any]) -> str:
+def _shown(value: Any, name: str) -> str:
+    if not isinstance(value, dict) and not (isinstance(value, list) and value and isinstance(value[0], dict)):
+        return f"`{_inline(value)}` ({name})"
+    return f"see below ({name})"
+
+
+def _mappings(data: Any, at: str = "") -> Iterator[tuple[str, dict]]:
+    """Every mapping in `data` with its path (`node_pools[0].gpu`)."""
+    if isinstance(data, dict):
+        yield at, data
+        for key, value in data.items():
+            yield from _mappings(value, f"{at}.{key}" if at else str(key))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            yield from _mappings(item, f"{at}[{i}]")
+
+
+def _example(schema: dict[str, Any], prop: dict[str, Any], path: str, examples: dict[str, Any],
+             siblings: frozenset[str] = frozenset()) -> str:
     for name, data in examples.items():
         for value in _values(data, _steps(path)):
-            if value is not None and not isinstance(value, dict) and not (isinstance(value, list) and value and isinstance(value[0], dict)):
-                return f"`{_inline(value)}` ({name})"
             if value is not None:
-                return f"see below ({name})"
+                return _shown(value, name)
+    # A section of the same shape elsewhere (a procurement option's node pools are node pools):
+    # the key in a mapping that shares two other keys with this section and has most of its
+    # keys among this section's (a NIC, which also has a model and a count, is not a switch).
+    key = path.rsplit(".", 1)[-1]
+    for name, data in examples.items():
+        for at, mapping in _mappings(data):
+            shared = set(mapping) & siblings
+            if mapping.get(key) is not None and len(shared - {key}) >= 2 and len(shared) >= 0.6 * len(mapping):
+                return _shown(mapping[key], f"{name}, at {at}.{key}")
     node = _resolve(schema, prop)
     for key in ("examples", "default", "enum"):
         choices = prop.get(key, node.get(key))
@@ -177,7 +202,7 @@ def render(schema: dict[str, Any], examples: dict[str, Any]) -> str:
             full = f"{path}.{key}" if path else key
             meaning = prop.get("description") or _resolve(schema, prop).get("description") or ""
             name = f"`{key}`" + (" (required)" if key in required else "")
-            out.append(f"| {name} | {cell(_type(schema, prop))} | {cell(meaning)} | {cell(_example(schema, prop, full, examples))} |")
+            out.append(f"| {name} | {cell(_type(schema, prop))} | {cell(meaning)} | {cell(_example(schema, prop, full, examples, frozenset(node['properties'])))} |")
     return "\n".join(out) + "\n"
 
 
@@ -189,7 +214,7 @@ def missing_examples(schema: dict[str, Any], examples: dict[str, Any]) -> list[s
             continue
         for key, prop in node["properties"].items():
             full = f"{path}.{key}" if path else key
-            if not _example(schema, prop, full, examples):
+            if not _example(schema, prop, full, examples, frozenset(node["properties"])):
                 out.append(full)
     return out
 
