@@ -213,3 +213,29 @@ def test_a_number_the_editor_reads_as_text_hwlint_refuses_too(server, hwlint, na
     run = hwlint("check", copy)
     assert run.code == 1 and f"{copy}:11:5: SCHEMA error node_pools[0].count must be a whole number" in run.out
     assert re.search(r"YAML 1\.2, which hwlint and editors read, has .*: write \d+$", run.out, re.M), run.out
+
+
+def test_a_repository_of_two_teams_each_with_its_config_opens_clean_and_checks_per_team(server, hwlint, monkeypatch):
+    """Two team folders under a root config, each with a config of its own (one tightens the
+    power headroom): the editor reads each team's starter with its modeline, with no
+    diagnostics and hover on every key, and one `hwlint check .` names each team's config chain."""
+    ls, root = server
+    repo = root / "two-teams"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 20}\n")
+    for team, config in (("vision", "fail_on: warning\n"), ("speech", "policy: {power_headroom_pct: 30}\n")):
+        (repo / team).mkdir()
+        (repo / team / ".hwlint.yaml").write_text(config)
+        target = repo / team / "cluster.hw.yaml"
+        assert hwlint("init", target).code == 0
+        alone = target.with_name("cluster.yaml")  # not associated by name in the settings: the modeline finds the schema
+        alone.write_text(target.read_text())
+        assert ls.open(alone) == []
+        assert hover_every_key(ls, alone) == []
+        alone.unlink()
+    monkeypatch.chdir(repo)
+    run = hwlint("check", ".")
+    assert run.code in (0, 1) and "Traceback" not in run.err, run.err
+    for team in ("vision", "speech"):
+        assert re.search(rf"^{team}/cluster\.hw\.yaml: .*; configs \.hwlint\.yaml \(sha256:[0-9a-f]{{12}}\), then "
+                         rf"{team}/\.hwlint\.yaml \(sha256:[0-9a-f]{{12}}\)$", run.out, re.M), run.out
