@@ -751,6 +751,15 @@ def folders_at_base(config: Any, ref: str, memo: dict[str, tuple[str, ConfigChan
     return replace(config, rules=replaced["rules"], catalog=replaced["catalog"]), moved
 
 
+def _with_folders(judge: Judge, config: Any, judged: Any) -> Judge:
+    """`judge`, building the pack of the base's `config` from `judged` (the same config with its
+    folders as they were at the base): every other config as `judge` does."""
+    def base(asked: Any) -> Any:
+        return judge(judged if asked is config else asked)
+
+    return base
+
+
 def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, selected: Any,
                 config: Any = None, sources: dict[str, bytes] | None = None, judge: Judge | None = None) -> list[Changes]:
     """The changes of each review against its file's version at `ref`. `sources`: the bytes of
@@ -768,9 +777,7 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
         judged, edited = folders_at_base(old_config, ref, folders) if judge is not None and old_config is not None \
             else (old_config, [])
         moved += edited
-        base_judge = judge
-        if edited:  # the base's pack is built from its folders as they were at the base
-            base_judge = (lambda outer, then, files: lambda c: outer(files if c is then else c))(judge, old_config, judged)
+        base_judge = _with_folders(judge, old_config, judged) if edited else judge
         same_config = not moved and _config_path(old_config) == _config_path(config)
         base_pack, base_selected = base_judge(old_config) if judge is not None and not same_config else (pack, selected)
         unchanged = raw is not None and bool(new.digest) and hashlib.sha256(raw).hexdigest() == new.digest
