@@ -128,3 +128,28 @@ def test_size_by_model_name_and_by_config_json(hwlint, tmp_path):
     assert any("4M tokens per step as published for it" in c for c in named["goal"]["chosen"])
     unknown = hwlint("size", "--model", "Mixtrel-8x7B", "--tokens", "1", "--days", "1")
     assert unknown.code == 2 and 'did you mean "Mixtral-8x7B"' in unknown.err
+
+
+def test_a_manifest_may_not_make_hwlint_read_a_config_outside_its_repository_or_a_pipe(hwlint, tmp_path):
+    """plan.model.hf_config is the manifest's to name, and the manifest is what is under review:
+    a path out of its repository (or a link out) is a CATALOG finding that names the path and
+    reads nothing; a named pipe is refused from its metadata instead of blocking the run."""
+    import os
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    entry = next(e for e in ENTRIES if e["name"] == "Llama-2-70B")
+    (outside / "config.json").write_text(json.dumps(_hf_config(entry)))
+    escaping = _with_model(repo, "  model:\n    hf_config: ../outside/config.json\n    parameters_billion: 70\n", "out.hw.yaml")
+    run = hwlint("check", escaping)
+    assert run.code == 1 and "Traceback" not in run.err, run.out + run.err  # a CATALOG error, as a missing file is
+    assert "plan.model.hf_config" in run.out + run.err and "lies outside" in run.out + run.err, run.out + run.err
+    (repo / "link.json").symlink_to(outside / "config.json")
+    linked = _with_model(repo, "  model:\n    hf_config: link.json\n    parameters_billion: 70\n", "link.hw.yaml")
+    assert "lies outside" in (lambda r: r.out + r.err)(hwlint("check", linked))
+    os.mkfifo(repo / "pipe.json")
+    piped = _with_model(repo, "  model:\n    hf_config: pipe.json\n    parameters_billion: 70\n", "pipe.hw.yaml")
+    run = hwlint("check", piped)  # would block on open() if it were read
+    assert run.code == 1 and "not a regular file" in run.out + run.err, run.out + run.err

@@ -409,8 +409,14 @@ def _fill_model(doc: Document, data: dict, findings: list[Result]) -> None:
     if model.get("hf_config"):
         where = Path(doc.path).parent / str(model["hf_config"]) if doc.path and not doc.path.startswith("<") \
             else Path(str(model["hf_config"]))
+        boundary = None  # a manifest names a config.json inside its own repository (its folder outside one)
+        if doc.path and not doc.path.startswith("<"):
+            from linter.paths import repository_of
+
+            here = Path(doc.path).resolve().parent
+            boundary = str(repository_of(here) or here)
         try:
-            shape, _ = models.read_hf_config(str(where))
+            shape, _ = models.read_hf_config(str(where), boundary)
         except models.ModelError as exc:
             line, column = doc.position(("plan", "model", "hf_config"))
             findings.append(file_finding("CATALOG", f"plan.model.hf_config: {exc}", doc.path, line, column,

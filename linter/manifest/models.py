@@ -9,6 +9,7 @@ hardware catalog. Every entry carries `source` and `as_of`, as catalog/ does.
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
@@ -72,16 +73,23 @@ def shape_of(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: entry[k] for k in SHAPE_KEYS if entry.get(k) is not None}
 
 
-def read_hf_config(path: str) -> tuple[dict[str, Any], list[str]]:
+def read_hf_config(path: str, inside: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """(plan.model keys, notes) from a Hugging Face config.json. The parameter count is not in
-    the file, so it is not among the keys (the sizer computes it from the shape and says so)."""
+    the file, so it is not among the keys (the sizer computes it from the shape and says so).
+    `inside`: the folder the file must lie in, links resolved (a manifest's repository: a
+    manifest under review may not make hwlint read a file outside it). Only a regular file of
+    at most 1 MB is read, as the loader reads manifests (no pipe, device or link out)."""
+    from linter.manifest.loader import InputError, read_bytes
+
+    if inside is not None:
+        real, root = os.path.realpath(path), os.path.realpath(inside)
+        if os.path.commonpath([real, root]) != root:
+            raise ModelError(f"{path} lies outside {os.path.relpath(root)}; a manifest may name a Hugging Face config "
+                             "only inside its own repository (or its folder, outside a repository)")
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(1_000_001)
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read the Hugging Face config ({exc.strerror or exc})") from None
-    if len(raw) > 1_000_000:
-        raise ModelError(f"{path}: larger than 1 MB; a config.json is a few kB")
+        raw = read_bytes(path, inside, 1_000_000, "Hugging Face configs")
+    except InputError as exc:
+        raise ModelError(f"cannot read the Hugging Face config: {exc.message}") from None
     try:
         config = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
