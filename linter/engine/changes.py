@@ -614,11 +614,11 @@ BaseConfig = list[tuple[Path, bytes]]  # the chain of config files (as on disk, 
 
 
 def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[BaseConfig]]:
-    """The bytes of each of `files` at git revision `ref`, and the config that governed each
-    there: the nearest `.hwlint.yaml` or `pyproject.toml` with [tool.hwlint] walking up from
-    its folder, as of `ref` (config.find's rule); above the repository, the one on disk. All
-    read by the same one git process per repository."""
-    from linter.manifest.config import NAMES, _may_define_tool_hwlint
+    """The bytes of each of `files` at git revision `ref`, and the config chain that governed
+    each there: in each folder from the repository root down to the file's, the `.hwlint.yaml`
+    or `pyproject.toml` with [tool.hwlint] as of `ref` (config.chain's rule). All read by the
+    same one git process per repository."""
+    from linter.manifest.config import NAMES
 
     if not ref or ref.startswith("-") or "\n" in ref:
         raise BaseError(f"--base {ref!r} is not a git revision")
@@ -655,35 +655,25 @@ def read_versions(files: list[str], ref: str) -> tuple[list[bytes | None], list[
                 raise BaseError(f"--base {ref}: {files[index]} is a {kind} there, not a file")
         found = {c: content for c, (kind, content) in zip(candidates, answers[1 + len(wanted):]) if kind == "blob"}
         for index, _ in wanted:
-            configs[index] = _chain_at(root, folders[index], found, NAMES, _may_define_tool_hwlint)
+            configs[index] = _chain_at(root, folders[index], found, NAMES)
     return out, configs
 
 
-def _chain_at(root: Path, folders: list[str], found: dict[str, bytes], names: tuple[str, ...],
-              may_be_hwlint: Callable[[bytes], bool]) -> BaseConfig:
+def _chain_at(root: Path, folders: list[str], found: dict[str, bytes], names: tuple[str, ...]) -> BaseConfig:
     """The chain among `found` (repository path -> bytes at the base) as config.chain builds
     it on disk: in each folder from the repository root down, the config find() would choose."""
+    from linter.manifest.config import holds_tool_hwlint
+
     out = []
     for folder in reversed(folders):
         for name in names:
             inside = f"{'' if folder == '.' else folder + '/'}{name}"
             raw = found.get(inside)
-            if raw is None or (name == "pyproject.toml" and not _holds_tool_hwlint(raw, may_be_hwlint)):
+            if raw is None or (name == "pyproject.toml" and not holds_tool_hwlint(raw)):
                 continue
             out.append((root / inside, raw))
             break
     return out
-
-
-def _holds_tool_hwlint(raw: bytes, may_be_hwlint: Callable[[bytes], bool]) -> bool:
-    if not may_be_hwlint(raw):
-        return False
-    try:
-        import tomllib
-
-        return "hwlint" in (tomllib.loads(raw.decode("utf-8")).get("tool") or {})
-    except Exception:  # noqa: BLE001 - a broken pyproject.toml that may be hwlint's is reported when parsed
-        return True
 
 
 def _folder_at(folder: str, ref: str) -> dict[str, bytes] | None:
@@ -771,8 +761,15 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
     bases, base_configs = read_versions([r.file for r in reviews], ref)
     out = []
     folders: dict[str, tuple[str, ConfigChange | None]] = {}
+    chains: dict[tuple, tuple[Any, str]] = {}  # each distinct base chain parsed once a run
     for new, raw, found in zip(reviews, bases, base_configs):
-        old_config, note = (base_config(found, config) if judge is not None else (config, ""))
+        if judge is None:
+            old_config, note = config, ""
+        else:
+            chain_key = (id(config), *((str(path), content) for path, content in found))
+            if chain_key not in chains:
+                chains[chain_key] = base_config(found, config)
+            old_config, note = chains[chain_key]
         moved = config_changes(old_config, config) if old_config is not config and config is not None else []
         judged, edited = folders_at_base(old_config, ref, folders) if judge is not None and old_config is not None \
             else (old_config, [])

@@ -145,17 +145,24 @@ def _may_define_tool_hwlint(raw: bytes) -> bool:
     return False
 
 
+def holds_tool_hwlint(raw: bytes) -> bool:
+    """Whether a pyproject.toml's bytes (on disk, or at a git revision) hold [tool.hwlint]."""
+    if not _may_define_tool_hwlint(raw):
+        return False  # no TOML parser needed
+    try:
+        import tomllib
+
+        return "hwlint" in (tomllib.loads(raw.decode("utf-8")).get("tool") or {})
+    except Exception:  # noqa: BLE001 - a broken pyproject.toml (or no tomllib) that may be hwlint's is reported when read
+        return True
+
+
 def _has_tool_table(path: Path) -> bool:
     try:
         raw = path.read_bytes()
     except OSError:
         return True  # reported when it is read
-    if not _may_define_tool_hwlint(raw):
-        return False  # no TOML parser needed
-    try:
-        return "hwlint" in (_toml(path).get("tool") or {})
-    except ConfigError:
-        return True  # a broken pyproject.toml that may be hwlint's is reported when it is read
+    return holds_tool_hwlint(raw)
 
 
 def _in_folder(here: Path) -> Path | None:
@@ -234,19 +241,6 @@ def _folded(configs: list[Config]) -> Config:
 
 
 # --- reading it ------------------------------------------------------------------------
-
-
-def _toml(path: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        raise ConfigError(f"{path}: reading pyproject.toml needs Python 3.11 or later; use .hwlint.yaml instead") from None
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
 @lru_cache(maxsize=1)
