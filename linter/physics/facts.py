@@ -80,20 +80,34 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
     return counts
 
 
-def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
+def layout_facts(data: dict, policy: dict[str, float], node: dict[str, Any] | None = None,
+                 memory: dict[str, Any] | None = None) -> dict[str, Any]:
     """Memory per GPU and time to train of a manifest whose first node pool is its only compute
     pool: the part of `derive` a layout search calls thousands of times (the same code, without
-    power, fabric, storage and money)."""
+    power, fabric, storage and money). What the search already has for this same data is not
+    derived again: the pool's `node_facts` (they do not change with the layout) and its
+    `layout_memory`."""
     pools = data["node_pools"]
     facts: dict[str, Any] = {"policy": policy}
     facts.update(_counts(data, pools, [0]))
     cfg = plan_settings(data)
-    facts["memory"] = gpu_memory(data, 0, policy, cfg)
-    facts["link"] = intra_node_link(data, 0)
+    facts["memory"] = memory["memory"] if memory else gpu_memory(data, 0, policy, cfg)
+    facts.update(node or node_facts(data))
     facts["fabric"] = fabric_facts(data, pools)
-    facts["nics"] = node_nics(data, 0)
     facts["training"] = time_to_train(data, 0, facts, policy, cfg)
     return facts
+
+
+def node_facts(data: dict) -> dict[str, Any]:
+    """The first pool's GPU-to-GPU link and NICs: what a layout search keeps while it changes
+    the layout and the node count."""
+    return {"link": intra_node_link(data, 0), "nics": node_nics(data, 0)}
+
+
+def layout_memory(data: dict, policy: dict[str, float]) -> dict[str, Any]:
+    """Memory per GPU alone (layout_facts' `memory`): whether a layout fits is asked far more
+    often than how long it takes."""
+    return {"memory": gpu_memory(data, 0, policy, plan_settings(data))}
 
 
 # Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,

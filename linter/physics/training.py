@@ -33,7 +33,7 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
     }
     if primary is None or isinstance(gpus_total, Unknown):
         unknown = gpus_total if isinstance(gpus_total, Unknown) else NO_GPU_POOL
-        out.update(days=unknown, seconds=unknown, breakdown=unknown, peak_tflops=unknown, mfu=unknown,
+        out.update(days=unknown, seconds=unknown, compute_seconds=unknown, breakdown=unknown, peak_tflops=unknown, mfu=unknown,
                    gpus_for_target=unknown, nodes_for_target=unknown)
         return out
     pool = f"node_pools[{primary}]"
@@ -111,8 +111,8 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
         needs.extend(expert.needs)
     if needs:
         unknown = Unknown(tuple(dict.fromkeys(n for n in needs if n)))
-        out.update(days=unknown, seconds=unknown, breakdown=unknown, mfu=unknown, gpus_for_target=unknown,
-                   nodes_for_target=unknown)
+        out.update(days=unknown, seconds=unknown, compute_seconds=unknown, breakdown=unknown, mfu=unknown,
+                   gpus_for_target=unknown, nodes_for_target=unknown)
         return out
     params = params_b * 1e9
     active = params
@@ -141,6 +141,7 @@ def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy
 
     result = run(gpus_total, d)
     out["seconds"] = result["total"]
+    out["compute_seconds"] = result["compute"]  # the model FLOPs alone, a floor under any count's time (the sizer's)
     out["days"] = rounded(result["total"] / 86400, 1) if result["total"] != float("inf") else 1e9
     out["mfu"] = rounded(result["mfu"], 3)
     out["data_parallel_degree"] = d

@@ -14,6 +14,7 @@ stages, the global batch over micro-batch x data) is asked of the rule pack's ow
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from linter.engine.review import plan_errors, plan_rules
 from linter.engine.rules import RulePack
 from linter.manifest.catalog import _spec, load_catalog
 from linter.manifest.loader import plain_copy
-from linter.physics.facts import layout_facts
+from linter.physics.facts import layout_facts, layout_memory, node_facts
 from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 
@@ -249,7 +250,61 @@ class Plan:
         return not self.errors(t, p, mb, d, v, c)
 
 
-def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pack: RulePack, top: int = 5) -> Candidate:
+def launch_rules(goal: Goal, pack: RulePack) -> Plan:
+    """The plan rules for the goal's plan: the same for every GPU model, so built once a run."""
+    plan = plan_data(goal)
+    del plan["target_duration_days"]
+    return Plan(pack, plan)
+
+
+class Layouts:
+    """One GPU model's facts over layouts and GPU counts, each derived once: the memory alone
+    (`layout_memory`, asked far more often) or memory and time (`layout_facts`). A shape is
+    (t, p, v, c, e, zero, recompute, micro-batch); n is the GPU count."""
+
+    def __init__(self, goal: Goal, spec: dict[str, Any], per_node: int, policy: dict[str, float]):
+        self.plan = plan_data(goal)
+        del self.plan["target_duration_days"]
+        self.pool: dict[str, Any] = {"name": "gpu", "count": 1, **spec}
+        if not has_compute_nics(spec):
+            self.pool["nics"] = chosen_nics(per_node, policy)
+        self.data = {"plan": self.plan, "node_pools": [self.pool],
+                     "storage": {"checkpoint": {"interval_minutes": goal.checkpoint_minutes}}}
+        self.per_node, self.policy = per_node, policy
+        self.node = node_facts(self.data)
+        self.known: dict[tuple, dict] = {}  # (shape, n) -> layout_facts
+        self.memories: dict[tuple, dict] = {}  # (shape, n) -> layout_memory
+        # The model FLOPs' time alone, in GPU-days: the same for every layout (the layout
+        # changes what is added to it, not the FLOPs), so n GPUs take at least floor / n days.
+        # Known once one layout's time is.
+        self.floor = 0.0
+
+    def _lay_out(self, shape: tuple, n: int) -> None:
+        t, p, v, c, e, zero, recompute, mb = shape
+        self.plan["parallelism"] = Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()
+        self.plan["micro_batch_size"] = mb
+        self.pool["count"] = n // self.per_node
+
+    def facts(self, shape: tuple, n: int) -> dict[str, Any]:
+        if (shape, n) not in self.known:
+            self._lay_out(shape, n)
+            self.known[shape, n] = f = layout_facts(self.data, self.policy, self.node, self.memories.get((shape, n)))
+            if not self.floor and not isinstance(f["training"]["days"], Unknown):
+                self.floor = f["training"]["compute_seconds"] * n / 86400
+        return self.known[shape, n]
+
+    def memory(self, shape: tuple, n: int) -> dict[str, Any]:
+        """{"memory": ...}: from the whole facts where they are there."""
+        if (shape, n) in self.known:
+            return self.known[shape, n]
+        if (shape, n) not in self.memories:
+            self._lay_out(shape, n)
+            self.memories[shape, n] = layout_memory(self.data, self.policy)
+        return self.memories[shape, n]
+
+
+def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pack: RulePack, top: int = 5,
+               launchable: Plan | None = None) -> Candidate:
     system, spec, per_node, notes = node_shape(gpu_name)
     cand = Candidate(gpu=gpu_name, system=system, per_node=per_node, notes=notes)
     gpu = spec["gpu"]
@@ -259,20 +314,9 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
     if not (gpu.get("dense_tflops") or {}).get(goal.precision):
         cand.dropped = f"the catalog has no dense {goal.precision} TFLOPS figure, so its time to train is unknown"
         return cand
-    plan = plan_data(goal)
-    del plan["target_duration_days"]
-    launchable = Plan(pack, plan)
-    pool: dict[str, Any] = {"name": "gpu", "count": 1, **spec}
-    if not has_compute_nics(spec):
-        pool["nics"] = chosen_nics(per_node, policy)
-    data = {"plan": plan, "node_pools": [pool], "storage": {"checkpoint": {"interval_minutes": goal.checkpoint_minutes}}}
-
-    def at(shape: tuple, n: int) -> dict[str, Any]:
-        t, p, v, c, e, zero, recompute, mb = shape
-        plan["parallelism"] = Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()
-        plan["micro_batch_size"] = mb
-        pool["count"] = n // per_node
-        return layout_facts(data, policy)
+    layouts = Layouts(goal, spec, per_node, policy)
+    launchable = launchable or Plan(pack, layouts.plan)
+    at, memory = layouts.facts, layouts.memory
 
     def fits(f: dict) -> bool:
         m = f["memory"]
@@ -313,54 +357,89 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
                         + (": " + "; ".join(f"{e.rule_id} {e.message}" for e in refused) if refused else
                            f" (tensor parallelism up to {max(tensor_degrees(spec, per_node, goal))} here)"))
         return cand
+    counted: dict[tuple, list[int]] = {}
+
+    def counts_of(shape: tuple) -> list[int]:  # launch_counts reads t x p x c, e and mb alone
+        t, p, v, c, e, _, _, mb = shape
+        if (t * p * c, e, mb) not in counted:
+            counted[t * p * c, e, mb] = launch_counts(goal, shape, per_node, cap)
+        return counted[t * p * c, e, mb]
+
     too_big: set[tuple] = set()  # (t, p, v, c, e, zero, rc) whose smaller micro-batch already missed memory
     bound: dict[tuple, list[tuple[int, int, int]]] = {}  # (t, p, v, e, mb) -> time-bound (zero, rc index, c) points
     slow: dict[tuple, list[tuple[int, int, int]]] = {}  # (t, p, v, e, mb) -> (zero, rc index, c) that miss the deadline within the cap
     best: dict[tuple, int] = {}  # (t, p, v, c, e, zero, rc) -> fewest GPUs found
     first_mb: dict[tuple, int] = {}  # (t, p, v, c, e, zero, rc) -> GPUs the smallest micro-batch needs
+    # (t, p, c, e, zero, rc) -> the smallest micro-batch without interleaving that missed memory:
+    # interleaving only adds activations (facts: 1 + (p-1)/(p*v) of them), so with it, at that
+    # micro-batch or a larger one, on as many GPUs or fewer, it misses too
+    unfit: dict[tuple, int] = {}
+    # (t, p, e, zero) -> the most GPUs on which the model states alone missed memory: they depend on
+    # the model-parallel split, ZeRO and the GPU count only (not on recompute, micro-batch,
+    # interleaving or context parallelism: tests/test_size_search.py), and fall with more GPUs
+    states_miss: dict[tuple, int] = {}
+    # (t, p, c, e, fewest, most GPUs): layouts with no time estimate at either end; what the time
+    # model lacks does not depend on ZeRO, recompute, micro-batch or interleaving either
+    timeless: set[tuple] = set()
+    slower: dict[tuple, list[int]] = {}  # ((t, p, v, e, mb), c, ZeRO-3) -> recompute indexes that met no count up to the limit
     rows: list[Row] = []
-    guess = per_node
+    guess, limit = per_node, cap
     for shape in shapes:
         t, p, v, c, e, zero, rc, mb = shape
         key, rc_i = (t, p, v, c, e, zero, rc), RECOMPUTE.index(rc)
         family = (t, p, v, e, mb)
         if key in too_big or any(zero >= z and rc_i >= r and c >= k for z, r, k in bound.get(family, ())) \
-                or any(zero >= z and rc_i >= r and c >= k for z, r, k in slow.get(family, ())):
+                or any(zero >= z and rc_i >= r and c >= k for z, r, k in slow.get(family, ())) \
+                or any(rc_i >= r for r in slower.get((family, c, zero == 3), ())):
             continue
         if c > 1 and (t, p, v, 1, e, zero, rc) not in too_big and (t, p, v, 1, e, zero, rc) in best:
             continue  # context parallelism is for what does not fit without it: without it this one fits
-        # Only the `top` best layouts are shown: one that needs more GPUs than the top-th best
-        # so far cannot enter, so its search stops there.
-        ranked = sorted(best.values())
-        limit = ranked[top - 1] if len(ranked) >= top else cap
-        sizes = [n for n in launch_counts(goal, shape, per_node, cap) if n <= limit]
+        counts = counts_of(shape)
+        sizes = counts[:bisect.bisect_right(counts, limit)]
         if not sizes:
             continue
-        cache: dict[int, dict] = {}
-
         def facts_at(n: int) -> dict:
-            if n not in cache:
-                cache[n] = at(shape, n)
-            return cache[n]
+            return at(shape, n)
 
+        def memory_at(n: int) -> dict:
+            return memory(shape, n)
+
+        def may_meet(n: int) -> bool:  # a count whose floor is past the deadline cannot meet it
+            return layouts.floor / n <= deadline + ROUNDING
+
+        misses = (v > 1 and mb >= unfit.get((t, p, c, e, zero, rc), mb + 1)) or states_miss.get((t, p, e, zero), 0) >= sizes[-1]
         if mb != shape_mbs[0]:
             # A larger micro-batch only needs more memory; it is searched only where it could
             # need fewer GPUs than the smallest one did.
             n1 = first_mb.get(key)
             below = [n for n in sizes if n < n1] if n1 else []
-            if not below or not (fits(facts_at(below[-1])) and meets(facts_at(below[-1]))):
+            if misses or not below or not (fits(memory_at(below[-1])) and meets(facts_at(below[-1]))):
                 continue
-        if not fits(facts_at(sizes[-1])):  # more GPUs than the limit would be needed to hold it
+        if misses or not fits(memory_at(sizes[-1])):  # more GPUs than the limit would be needed to hold it
             too_big.add(key)  # and a larger micro-batch needs more still
+            if v == 1:
+                unfit.setdefault((t, p, c, e, zero, rc), mb)
+            m = memory_at(sizes[-1])["memory"] if not misses else {}
+            if not isinstance(m.get("model_states_gb", Unknown(())), Unknown) and m["model_states_gb"] > m["usable_gb"]:
+                states_miss[t, p, e, zero] = max(states_miss.get((t, p, e, zero), 0), sizes[-1])
             continue
-        if isinstance(facts_at(sizes[-1])["training"]["days"], Unknown) and isinstance(facts_at(sizes[0])["training"]["days"], Unknown):
+        if limit < cap and not may_meet(sizes[-1]):
+            continue  # no count meets it (below the cap, the search marks no slow layout, so nothing else to learn)
+        ends = (t, p, c, e, sizes[0], sizes[-1])
+        if ends in timeless or (isinstance(facts_at(sizes[-1])["training"]["days"], Unknown)
+                                and isinstance(facts_at(sizes[0])["training"]["days"], Unknown)):
+            timeless.add(ends)
             continue  # no time estimate for this layout at any size (a catalog value is missing): said when dropped
-        i_time = first_index(lambda n: meets(facts_at(n)), sizes, guess)
+        i_time = first_index(lambda n: may_meet(n) and meets(facts_at(n)), sizes, guess)
         if i_time is None:
             if limit == cap:  # no count up to the cap meets it: more ZeRO, recompute or context parallelism is slower still
                 slow.setdefault(family, []).append((zero, rc_i, c))
+            # none up to the limit, which only falls: on the same counts, with more recompute, or
+            # another ZeRO stage below 3 (the time model tells them apart only by ZeRO-3's
+            # gathers), each step takes at least as long
+            slower.setdefault((family, c, zero == 3), []).append(rc_i)
             continue
-        if fits(facts_at(sizes[i_time])):
+        if fits(memory_at(sizes[i_time])):
             bound.setdefault(family, []).append((zero, rc_i, c))
             i = i_time
         elif zero == 0 and c == 1 and e == 1:  # without ZeRO, more ranks do not shrink the per-GPU state
@@ -368,17 +447,21 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
             continue
         else:  # memory falls with more ranks (ZeRO, context and expert sharding): the first that fits
             rest = sizes[i_time:]
-            j = first_index(lambda n: fits(facts_at(n)), rest, rest[0])
+            j = first_index(lambda n: fits(memory_at(n)), rest, rest[0])
             if j is None:
                 continue
             i = i_time + j
         # what the search proposes, the plan rules accept (GPU009-GPU011 and the rest), and its time is known
         n = next((n for n in sizes[i:i + DATA_TRIES]
-                  if launchable_at(shape, n) and fits(facts_at(n)) and meets(facts_at(n))), None)
+                  if launchable_at(shape, n) and fits(memory_at(n)) and meets(facts_at(n))), None)
         if n is None:
             continue
         guess = n
         best[key] = min(best.get(key, n), n)
+        # Only the `top` best layouts are shown: one that needs more GPUs than the top-th best
+        # so far cannot enter, so its search stops there.
+        ranked = sorted(best.values())
+        limit = ranked[top - 1] if len(ranked) >= top else cap
         if mb == shape_mbs[0]:
             first_mb[key] = n
         f = facts_at(n)
@@ -397,9 +480,11 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
             kept.append(row)
     cand.rows = kept
     if not kept:
-        cand.dropped, cand.closest = closest(goal, shapes, at, fits, launchable_at, per_node, cap, deadline)
+        cand.dropped, cand.closest = closest(goal, shapes, at, memory, fits, launchable_at, counts_of, cap, deadline)
     return cand
 
+
+ROUNDING = 0.05  # days: the facts round the time to train to 0.1 day
 
 DATA_TRIES = 4  # launchable counts tried above the fewest that meet time and memory, should a plan rule refuse one
 
@@ -465,8 +550,8 @@ def breakdown(training: dict[str, Any]) -> dict[str, Any]:
     return parts or {"compute at MFU": training["days"]}
 
 
-def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, launchable_at: Any, per_node: int, cap: int,
-            deadline: float) -> tuple[str, str]:
+def closest(goal: Goal, shapes: list[tuple], at: Any, memory: Any, fits: Any, launchable_at: Any, counts_of: Any,
+            cap: int, deadline: float) -> tuple[str, str]:
     """Why no layout of this GPU meets the goal, and the nearest miss: among the GPU counts each
     layout launches on (launch_counts), the fastest one found."""
     best_days: tuple[float, int, tuple] | None = None
@@ -476,11 +561,11 @@ def closest(goal: Goal, shapes: list[tuple], at: Any, fits: Any, launchable_at: 
     for shape in shapes:
         if shape[7] != shapes[0][7] or shape[3] != 1:  # the smallest micro-batch, no context parallelism
             continue
-        sizes = launch_counts(goal, shape, per_node, cap)
+        sizes = counts_of(shape)
         launchable_sizes += len(sizes)
         if not sizes:
             continue
-        f = at(shape, sizes[-1])
+        f = memory(shape, sizes[-1])
         mem = f["memory"]
         if not fits(f):
             if not isinstance(mem["total_gb"], Unknown) and (least_memory is None or mem["total_gb"] < least_memory[0]):

@@ -13,7 +13,7 @@ from linter.manifest.loader import load_text
 from linter.sizing import design
 from linter.sizing.emit import manifest_text
 from linter.sizing.goal import Goal
-from linter.sizing.search import SEARCH_CAP, Candidate, Row, candidates, search_gpu
+from linter.sizing.search import SEARCH_CAP, Candidate, Row, candidates, launch_rules, search_gpu
 
 CONFIRM_TRIES = 3  # rows of one GPU model reviewed before it is dropped as failing the rules
 
@@ -44,8 +44,9 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
     out = Sizing(goal=goal, policy=policy, not_candidates=skipped)
     cap = goal.max_gpus or SEARCH_CAP
     day = today().isoformat()
+    launchable = launch_rules(goal, pack)
     for name in names:
-        cand = search_gpu(goal, name, policy, cap, pack, top)
+        cand = search_gpu(goal, name, policy, cap, pack, top, launchable)
         kept = []
         for row in cand.rows:
             try:
@@ -62,7 +63,7 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
         cand.rows = kept
         _confirm(cand, pack)
         if not cand.rows and goal.max_gpus and cap < SEARCH_CAP and not cand.dropped.startswith(("does not", "the catalog")):
-            free = search_gpu(goal, name, policy, SEARCH_CAP, pack, 1)  # what it would take without the cap
+            free = search_gpu(goal, name, policy, SEARCH_CAP, pack, 1, launchable)  # what it would take without the cap
             if free.rows:
                 r = free.rows[0]
                 cand.closest = (f"{r.gpus:,} x {name} ({r.layout.text}) would meet it in about {r.days:g} days; "
