@@ -26,7 +26,7 @@ from linter.record import field, record, replace
 from linter.results import Result, dotted, file_finding, one_line, undotted
 from linter.engine.rules import Rule, RulePack, renders_as_itself
 from linter.manifest.dump import dump
-from linter.manifest.validate import certainly_valid, validate
+from linter.manifest.validate import certainly_valid, certainly_valid_plan, validate
 from linter.engine.waivers import apply_waivers
 
 
@@ -554,18 +554,38 @@ def plan_errors(rules: list[Rule], plan: dict) -> list[Result]:
 
 
 def _plan_results(rules: list[Rule], plan: dict) -> list[Result]:
+    plain = plain_plan(plan)
+    if plain is None:  # a plan the schema refuses: the full review of the design says where
+        return [Result(rule_id=rule.id, title=rule.spec.title, layer=rule.layer, severity=rule.spec.severity,
+                       status="pending") for rule in rules]
+    data = {"plan": plain}
+    doc = Document(path="<plan>", data=data)
+    facts = {"primary_pool": Unknown(("node_pools[].gpu",))}
+    return [evaluate(rule, doc, data, facts, None, "") for rule in rules]
+
+
+def plain_plan(plan: dict) -> dict | None:
+    """A plan: section alone as plain_manifest gives it (the models' dump), or None where the
+    schema refuses it: without pydantic where the quick check and the models' shape are sure."""
+    if certainly_valid_plan(plan):
+        dumped = dump(_plan_shape(), plan)
+        if dumped is not None:
+            return dumped
     from pydantic import ValidationError
 
     from linter.manifest.model import Plan
 
     try:
-        data = {"plan": Plan.model_validate(plan).model_dump(mode="json", by_alias=True, exclude_none=True)}
-    except ValidationError:  # a plan the schema refuses: the full review of the design says where
-        return [Result(rule_id=rule.id, title=rule.spec.title, layer=rule.layer, severity=rule.spec.severity,
-                       status="pending") for rule in rules]
-    doc = Document(path="<plan>", data=data)
-    facts = {"primary_pool": Unknown(("node_pools[].gpu",))}
-    return [evaluate(rule, doc, data, facts, None, "") for rule in rules]
+        return Plan.model_validate(plan).model_dump(mode="json", by_alias=True, exclude_none=True)
+    except ValidationError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _plan_shape() -> Any:
+    from linter.manifest.dump import shape
+
+    return next(inner for key, *_, inner in shape()[1] if key == "plan")
 
 
 _path_key = lru_cache(maxsize=4096)(undotted)  # a rule's `at` is the same path for most manifests

@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from functools import lru_cache
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
@@ -43,8 +44,9 @@ class _Unsure(Exception):
 SHAPE_FILE = "manifest.shape.json"  # in schemas/, beside the JSON Schemas it is generated with
 
 
+@lru_cache(maxsize=1)
 def shape() -> Shape:
-    """The manifest models as a plain shape, read from schemas/manifest.shape.json."""
+    """The manifest models as a plain shape, read once from schemas/manifest.shape.json."""
     import json
 
     from linter.paths import data_dir

@@ -223,6 +223,18 @@ def _quick_check() -> Any:
     return compile_schema(manifest_schema_json())
 
 
+def certainly_valid_plan(plan: Any) -> bool:
+    """certainly_valid for a plan: section alone (the sizer's drafts)."""
+    return isinstance(plan, dict) and _quick_plan_check()(plan)
+
+
+@lru_cache(maxsize=1)
+def _quick_plan_check() -> Any:
+    from linter.manifest.quickcheck import compile_schema
+
+    return compile_schema({"$defs": manifest_schema_json().get("$defs", {}), "$ref": "#/$defs/Plan"})
+
+
 def explain_errors(validator: Any, doc: Document) -> list[Result]:
     """Every schema error in `doc`, as findings at the offending key."""
     if not isinstance(doc.data, dict):

@@ -38,10 +38,11 @@ def _up(x: float, digits: int = 1) -> float:
 def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, Any]:
     """The facts the review derives for this manifest (catalog resolved, model defaults applied)."""
     from linter.engine.review import plain_manifest
+    from linter.manifest.dump import shape
 
     doc = Document(path="<size>", data=manifest)
     resolved = resolve(doc)
-    data = plain_manifest(resolved.data, doc)
+    data = plain_manifest(resolved.data, doc, shape())
     if isinstance(data, list):  # a schema problem in what the sizer built: a bug, say it plainly
         raise Infeasible("the built manifest does not validate: " + "; ".join(r.message for r in data))
     return derive(data, policy)

@@ -28,6 +28,7 @@ from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 
 RECOMPUTE = ("none", "selective", "full")
+RC_INDEX = {rc: i for i, rc in enumerate(RECOMPUTE)}
 MICRO_BATCHES = (1, 2, 4, 8)
 MAX_PIPELINE = 128
 SEARCH_CAP = 100_000  # GPUs: above the largest published training clusters; restarts make more GPUs slower well before it
@@ -339,7 +340,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
     # that much recompute and that context degree is dominated and skipped.
     fixed = goal.fixed
     shape_mbs = (fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES
-    experts = expert_degrees(goal)
+    experts, contexts = expert_degrees(goal), context_degrees(goal.seq)
     shapes = [(t, p, v, c, e, zero, rc, mb)
               for t in tensor_degrees(spec, per_node, goal) if fixed.get("tensor", t) == t
               for p in pipeline_degrees(goal.layers) if t * p <= cap and fixed.get("pipeline", p) == p
@@ -350,7 +351,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
               for zero in ((0, 1, 2, 3) if p == 1 else (0, 1))  # DeepSpeed's pipeline engine takes ZeRO 0-1 only
               if fixed.get("zero_stage", zero) == zero
               for rc in RECOMPUTE if fixed.get("activation_recompute", rc) == rc
-              for c in context_degrees(goal.seq) if t * p * c * e <= cap]
+              for c in contexts if t * p * c * e <= cap]
     if not shapes:
         refused = launchable.errors(fixed.get("tensor", 1), fixed.get("pipeline", 1), shape_mbs[0])
         cand.dropped = ("no layout has " + ", ".join(f"{k} {v}" for k, v in fixed.items())
@@ -386,18 +387,19 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
     guess, limit = per_node, cap
     for shape in shapes:
         t, p, v, c, e, zero, rc, mb = shape
-        key, rc_i = (t, p, v, c, e, zero, rc), RECOMPUTE.index(rc)
+        if c > 1 and (t, p, v, 1, e, zero, rc) not in too_big and (t, p, v, 1, e, zero, rc) in best:
+            continue  # context parallelism is for what does not fit without it: without it this one fits
+        counts = counts_of(shape)
+        if not counts or counts[0] > limit:
+            continue
+        key, rc_i = (t, p, v, c, e, zero, rc), RC_INDEX[rc]
         family = (t, p, v, e, mb)
         if key in too_big or any(zero >= z and rc_i >= r and c >= k for z, r, k in bound.get(family, ())) \
                 or any(zero >= z and rc_i >= r and c >= k for z, r, k in slow.get(family, ())) \
                 or any(rc_i >= r for r in slower.get((family, c, zero == 3), ())):
             continue
-        if c > 1 and (t, p, v, 1, e, zero, rc) not in too_big and (t, p, v, 1, e, zero, rc) in best:
-            continue  # context parallelism is for what does not fit without it: without it this one fits
-        counts = counts_of(shape)
         sizes = counts[:bisect.bisect_right(counts, limit)]
-        if not sizes:
-            continue
+
         def facts_at(n: int) -> dict:
             return at(shape, n)
 
@@ -415,6 +417,8 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
             below = [n for n in sizes if n < n1] if n1 else []
             if misses or not below or not (fits(memory_at(below[-1])) and meets(facts_at(below[-1]))):
                 continue
+        if limit < cap and not may_meet(sizes[-1]) and (c > 1 or key not in best):
+            continue  # as below; a miss in memory would tell more only of a found layout without context parallelism (the c > 1 rule)
         if misses or not fits(memory_at(sizes[-1])):  # more GPUs than the limit would be needed to hold it
             too_big.add(key)  # and a larger micro-batch needs more still
             if v == 1:
