@@ -115,3 +115,9 @@ def test_a_plain_check_and_rules_list_run_without_click(warm):
     assert imported("check", manifest, "-q", cache=warm, watch=("click",)) == []
     assert imported("rules", "list", cache=warm, watch=("click",)) == []
     assert imported("check", manifest, "--format", "json", cache=warm, watch=("click",)) == ["click"]
+
+
+def test_hwlint_size_designs_and_reviews_its_rows_without_pydantic(warm):
+    """The sizer's plans and designs take the models' dump as a check does (review.plain_plan,
+    design.facts_of): importing pydantic and building the models would be a tenth of its run."""
+    assert imported("size", "--params", "7", "--tokens", "2", "--days", "3", "--goal", "finetune", cache=warm) == []
