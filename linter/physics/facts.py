@@ -81,16 +81,16 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
 
 
 def layout_facts(data: dict, policy: dict[str, float], node: dict[str, Any] | None = None,
-                 memory: dict[str, Any] | None = None) -> dict[str, Any]:
+                 memory: dict[str, Any] | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """Memory per GPU and time to train of a manifest whose first node pool is its only compute
     pool: the part of `derive` a layout search calls thousands of times (the same code, without
     power, fabric, storage and money). What the search already has for this same data is not
-    derived again: the pool's `node_facts` (they do not change with the layout) and its
-    `layout_memory`."""
+    derived again: the pool's `node_facts` (they do not change with the layout), its
+    `layout_memory` and its `plan_settings` (they do not change with the node count)."""
     pools = data["node_pools"]
     facts: dict[str, Any] = {"policy": policy}
     facts.update(_counts(data, pools, [0]))
-    cfg = plan_settings(data)
+    cfg = cfg or plan_settings(data)
     facts["memory"] = memory["memory"] if memory else gpu_memory(data, 0, policy, cfg)
     facts.update(node or node_facts(data))
     facts["fabric"] = fabric_facts(data, pools)
@@ -104,10 +104,10 @@ def node_facts(data: dict) -> dict[str, Any]:
     return {"link": intra_node_link(data, 0), "nics": node_nics(data, 0)}
 
 
-def layout_memory(data: dict, policy: dict[str, float]) -> dict[str, Any]:
+def layout_memory(data: dict, policy: dict[str, float], cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """Memory per GPU alone (layout_facts' `memory`): whether a layout fits is asked far more
     often than how long it takes."""
-    return {"memory": gpu_memory(data, 0, policy, plan_settings(data))}
+    return {"memory": gpu_memory(data, 0, policy, cfg or plan_settings(data))}
 
 
 # Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,

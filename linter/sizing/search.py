@@ -24,6 +24,7 @@ from linter.engine.rules import RulePack
 from linter.manifest.catalog import _spec, load_catalog
 from linter.manifest.loader import plain_copy
 from linter.physics.facts import layout_facts, layout_memory, node_facts
+from linter.physics.plan import plan_settings
 from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 
@@ -275,21 +276,26 @@ class Layouts:
         self.node = node_facts(self.data)
         self.known: dict[tuple, dict] = {}  # (shape, n) -> layout_facts
         self.memories: dict[tuple, dict] = {}  # (shape, n) -> layout_memory
+        self.settings: dict[tuple, dict] = {}  # shape -> plan_settings (the same for every count)
         # The model FLOPs' time alone, in GPU-days: the same for every layout (the layout
         # changes what is added to it, not the FLOPs), so n GPUs take at least floor / n days.
         # Known once one layout's time is.
         self.floor = 0.0
 
-    def _lay_out(self, shape: tuple, n: int) -> None:
+    def _lay_out(self, shape: tuple, n: int) -> dict[str, Any]:
+        """Lay the data out as `shape` on n GPUs; its plan settings."""
         t, p, v, c, e, zero, recompute, mb = shape
         self.plan["parallelism"] = Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()
         self.plan["micro_batch_size"] = mb
         self.pool["count"] = n // self.per_node
+        if shape not in self.settings:
+            self.settings[shape] = plan_settings(self.data)
+        return self.settings[shape]
 
     def facts(self, shape: tuple, n: int) -> dict[str, Any]:
         if (shape, n) not in self.known:
-            self._lay_out(shape, n)
-            self.known[shape, n] = f = layout_facts(self.data, self.policy, self.node, self.memories.get((shape, n)))
+            cfg = self._lay_out(shape, n)
+            self.known[shape, n] = f = layout_facts(self.data, self.policy, self.node, self.memories.get((shape, n)), cfg)
             if not self.floor and not isinstance(f["training"]["days"], Unknown):
                 self.floor = f["training"]["compute_seconds"] * n / 86400
         return self.known[shape, n]
@@ -299,8 +305,7 @@ class Layouts:
         if (shape, n) in self.known:
             return self.known[shape, n]
         if (shape, n) not in self.memories:
-            self._lay_out(shape, n)
-            self.memories[shape, n] = layout_memory(self.data, self.policy)
+            self.memories[shape, n] = layout_memory(self.data, self.policy, self._lay_out(shape, n))
         return self.memories[shape, n]
 
 
