@@ -31,6 +31,33 @@ rules:
 os.environ["HWLINT_TODAY"] = TODAY
 
 
+HOSTILE_MANIFESTS = ROOT / "tests" / "hostile_manifests"
+
+
+def hostile_manifest(name: str, folder: Path) -> Path:
+    """tests/hostile_manifests/NAME.recipe.yaml written out as folder/NAME.hw.yaml (its README
+    says how a recipe reads)."""
+    import random
+    import string
+
+    import yaml
+
+    recipe = yaml.safe_load((HOSTILE_MANIFESTS / f"{name}.recipe.yaml").read_text())
+    pick = random.Random(recipe.get("seed", 0)).choice
+    line = recipe["line"]
+    copies = []
+    for i in range(recipe["times"]):
+        text = line.replace("{i}", str(i))
+        if "{random64}" in text:
+            text = text.replace("{random64}", "".join(pick(string.ascii_letters) for _ in range(64)))
+        copies.append(text)
+    base = (ROOT / recipe["base"]).read_text()
+    assert recipe["before"] in base, f"{name}: {recipe['base']} has no line {recipe['before']!r}"
+    path = folder / f"{name}.hw.yaml"
+    path.write_text(base.replace(recipe["before"], "".join(copies) + recipe["before"], 1))
+    return path
+
+
 def twice_over(tmp_path: Path) -> list[str]:
     """Every example, twice: as itself and as a copy under `tmp_path` (a file named twice is
     reviewed once), for reports twice the examples' size."""

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, TODAY
+from conftest import EXAMPLES, ROOT, TODAY, hostile_manifest
 from linter.engine.rules import load_pack
 from test_bad_inputs import measured
 from test_files_and_reports import run_limited
@@ -63,27 +63,13 @@ def test_the_whole_pack_has_one_budget_per_manifest(tmp_path):
 
 # --- budgets in CPU time: the machine's load does not change a verdict ---------------------
 
-SPARE_RACK = ("    - {{name: spare-{i}, count: 1, other_kw: 0.5, power_budget_kw: 20, cooling: air, cooling_capacity_kw: 20, "
-              "circuits: {{count: 2, voltage_v: 415, phases: 3, breaker_a: 32, ab_redundant: true}}}}\n")
-
-
-def racks_4990(tmp_path):
-    """multi-node-pretrain with 4,988 more rack groups: 4,990 in all, a valid manifest whose
-    power rules each take some 60 ms of CPU time over the racks."""
-    text = MANIFEST.read_text()
-    spare = "".join(SPARE_RACK.format(i=i) for i in range(4988))
-    path = tmp_path / "racks-4990.hw.yaml"
-    path.write_text(text.replace("    - name: network-rack\n", spare + "    - name: network-rack\n", 1))
-    return path
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pins processes to one CPU (Linux)")
 def test_the_4990_rack_manifest_gets_the_same_verdict_beside_a_cpu_hog_as_on_an_idle_machine(tmp_path):
     """A CPU hog pinned to the CPU hwlint runs on, hwlint at nice 19: it gets about 1.5% of the
     CPU, so each power rule takes some 4 s on the clock, past the 2 s a clock budget allowed.
     In CPU time nothing changed, and neither does the verdict."""
-    manifest = racks_4990(tmp_path)
+    manifest = hostile_manifest("racks-4990", tmp_path)
     cpu = min(os.sched_getaffinity(0))
     env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
 

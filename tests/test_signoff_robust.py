@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import EXAMPLES, ROOT, TODAY, hwlint_process
+from conftest import EXAMPLES, ROOT, TODAY, hostile_manifest, hwlint_process
 from test_signoff import TRICKY, inserted_only, verify_lines
 
 GOOD = EXAMPLES / "multi-node-pretrain.hw.yaml"
@@ -238,14 +238,7 @@ def test_a_signoff_that_would_make_the_manifest_too_big_to_read_is_refused(tmp_p
     """Each record holds a compressed copy of the manifest: on a 2.8 MB manifest of racks
     with names that do not compress, the second would take the file past the 5,000,000
     bytes check, verify and signoff read. It is refused, saying so, and the file still reads."""
-    import random
-    import string
-
-    pick = random.Random(7).choice
-    racks = "".join(f"    - {{name: {''.join(pick(string.ascii_letters) for _ in range(64))}, count: 1, other_kw: 0.01, "
-                    "power_budget_kw: 20}\n" for _ in range(22_000))
-    path = tmp_path / "m.hw.yaml"
-    path.write_text(GOOD.read_text().replace("    - name: network-rack\n", racks + "    - name: network-rack\n", 1))
+    path = hostile_manifest("signoff-past-the-read-limit", tmp_path)
     assert hwlint_process("signoff", path, "--role", "finance", "--name", "Ada").code == 0
     signed = path.read_bytes()
     assert len(signed) < 5_000_000
@@ -253,6 +246,6 @@ def test_a_signoff_that_would_make_the_manifest_too_big_to_read_is_refused(tmp_p
     assert run.code == 2 and "Traceback" not in run.err
     assert re.search(r"^hwlint: with this sign-off the manifest would be [\d,]+ bytes, and hwlint reads manifests of at "
                      r"most 5,000,000 bytes: check, verify and signoff would refuse it\. Each sign-off holds a compressed "
-                     r"copy of the manifest, here [\d,]+ bytes: .*; .*m\.hw\.yaml is unchanged$", run.err, re.M), run.err
+                     r"copy of the manifest, here [\d,]+ bytes: .*; .*\.hw\.yaml is unchanged$", run.err, re.M), run.err
     assert path.read_bytes() == signed
     assert hwlint_process("check", "-q", path).code == 1  # still read and reviewed
