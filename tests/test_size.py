@@ -394,3 +394,28 @@ def test_every_drop_reason_is_true(hwlint, args):
                 assert float(found.group(2).replace(",", "")) == days
     gb200 = next(m for m in report["models"] if m["gpu"] == "GB200-186GB")
     assert gb200["rows"] or not gb200["dropped"].startswith("time")
+
+
+@pytest.mark.parametrize("pool, drives", [("system: DGX-H100", None), ("gpu: {model: MI300X, count: 8}", 1)],
+                         ids=["the server's own drives", "no catalog drives"])
+def test_a_draft_offloading_to_nvme_gets_local_nvme_that_holds_the_states(hwlint, tmp_path, pool, drives):
+    # ZeRO-Infinity (Rajbhandari et al. 2021 §5): 13B x 14 bytes of gradients and optimizer state leave
+    # the 8 GPUs for the node's NVMe (0.182 TB), besides MEM004's two staged checkpoint shares (0.364 TB)
+    draft = tmp_path / "draft.hw.yaml"
+    draft.write_text(
+        "manifest_version: 1\nname: offload\nplan:\n  goal: finetune\n"
+        "  model: {parameters_billion: 13, layers: 40, hidden_size: 5120, attention_heads: 40, sequence_length: 4096}\n"
+        "  training_tokens_billion: 2\n  target_duration_days: 3\n  parallelism: {offload: nvme, zero_stage: 3}\n"
+        f"node_pools:\n  - {{name: gpu, count: 1, {pool}}}\n")
+    out = tmp_path / "cluster.hw.yaml"
+    run = hwlint("size", draft, "--write", out)
+    assert run.code == 0, run.out + run.err
+    assert "0.182 TB of states offloaded to it (ZeRO-Infinity" in flat(run.out)
+    text = out.read_text()
+    assert "offload: nvme" in text
+    if drives:  # sized: the need with the policy's 25% storage_growth_pct headroom, 0.546 x 1.25 = 0.69 TB
+        assert "local_nvme: {drives: 1, drive_capacity_tb: 0.69, kind: nvme, raid: raid0}" in text
+    assert "ZeRO-Infinity" in text and "storage_growth_pct" in text
+    check = hwlint("check", "--select", "MEM004,MEM005,GPU001", "--format", "json", out)
+    statuses = {r["rule_id"]: r["status"] for r in json.loads(check.out)["manifests"][0]["results"]}
+    assert statuses == {"MEM004": "pass", "MEM005": "pass", "GPU001": "pass"}, statuses

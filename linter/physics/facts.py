@@ -41,7 +41,8 @@ def derive(data: dict, policy: dict[str, float], today: str | None = None) -> di
     facts["checkpoint_tb"] = checkpoint_tb(data, cfg)
     facts["nics"] = node_nics(data, primary)
     facts["training"] = time_to_train(data, primary, facts, policy, cfg)
-    facts["local_disk"] = local_disk(data, primary, facts["checkpoint_tb"], facts["compute_nodes"])
+    facts["local_disk"] = local_disk(data, primary, facts["checkpoint_tb"], facts["compute_nodes"],
+                                     policy["local_checkpoint_copies"], facts["memory"]["nvme_offload_gb_per_node"])
     facts["storage"] = storage_facts(data, facts["checkpoint_tb"], facts["training"])
     gpu_model = get(data, f"{facts['primary_pool']}.gpu.model") if primary is not None else MISSING
     facts["decision"] = decision(data, facts["gpus_total"], gpu_model)

@@ -61,7 +61,7 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
 
     plan = plan_data(goal)
     plan["micro_batch_size"] = lay.mb
-    plan["parallelism"] = lay.parallelism()
+    plan["parallelism"] = {**(plan.get("parallelism") or {}), **lay.parallelism()}  # the draft's offload kept
     notes["plan.micro_batch_size"] = "derived: layout search"
     if goal.global_batch:
         steps = physics.micro_batches(goal.global_batch, lay.mb, lay.d)
@@ -115,6 +115,8 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
     manifest["node_pools"] = [pool]
 
     probe = facts_of(manifest, policy)
+    if plan["parallelism"].get("offload") == "nvme":
+        probe = _local_nvme(row, manifest, notes, probe, policy, system)
     multi = row.nodes > 1
     if multi:
         _network(goal, row, manifest, notes, probe, policy, system)
@@ -314,6 +316,35 @@ def _size_split_cooling(manifest: dict, notes: dict, policy: dict[str, float]) -
                     f"derived: {row[f'{part}_kw']:g} kW to {part} ({row['split_basis']}) plus the "
                     f"policy's {policy['cooling_margin_pct']:g}% margin; the least that passes "
                     + ("PWR011" if part == "liquid" else "PWR012"))
+
+
+def _local_nvme(row: Row, manifest: dict, notes: dict, probe: dict, policy: dict[str, float], system: dict | None) -> dict:
+    """Local NVMe for a layout that offloads to it (MEM005): room for the offloaded states and
+    the checkpoint staging MEM004 asks, both read off the facts, plus the policy's
+    storage_growth_pct; the server's own drives when they hold that, else as many drives of
+    the size that does. Returns the facts of the manifest as it now stands."""
+    disk = probe["local_disk"]
+    need = disk["need_tb"]
+    if not _known(need):
+        return probe
+    grow = 1 + policy["storage_growth_pct"] / 100
+    target = need * grow
+    pool = manifest["node_pools"][0]
+    parts = (f"{disk['offload_tb']:g} TB of offloaded states ({row.per_node} x {probe['memory']['offloaded_gb_per_gpu']:g} GB, "
+             f"ZeRO-Infinity) + {disk['staging_tb']:g} TB of checkpoint staging, plus the policy's "
+             f"{policy['storage_growth_pct']:g}% (storage_growth_pct)")
+    usable = disk["usable_tb"]
+    if _known(usable) and usable >= target:
+        notes["node_pools[0].local_nvme"] = f"derived: the server's {usable:g} TB usable hold {parts}"
+    else:
+        drives = ((system or {}).get("local_nvme") or {}).get("drives") or 1
+        pool["local_nvme"] = {"drives": drives, "drive_capacity_tb": _up(target / drives, 2), "kind": "nvme", "raid": "raid0"}
+        notes["node_pools[0].local_nvme"] = (f"derived: {drives} drive{'s' if drives != 1 else ''} (striped) for {parts}; "
+                                            "order the next drive size up")
+        probe = facts_of(manifest, policy)
+    row.design["local_nvme"] = {"need_tb": need, "offload_tb": disk["offload_tb"], "staging_tb": disk["staging_tb"],
+                                "usable_tb": probe["local_disk"]["usable_tb"]}
+    return probe
 
 
 def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str, float], multi: bool) -> None:

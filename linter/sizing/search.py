@@ -112,11 +112,14 @@ class Candidate:
     needed: int = 0  # GPUs it would take without --max-gpus (0: not computed)
 
 
+KEPT_PARALLELISM = ("offload", "offload_params")  # what the draft's plan.parallelism fixes beside the searched degrees
+
+
 def plan_data(goal: Goal) -> dict[str, Any]:
     """The plan the sizer searches with: the draft's own plan (MoE, fine-tuning method, GQA,
     attention kernel and every other field it gives) under the goal's values."""
     draft_plan = plain_copy(goal.draft.get("plan") or {})
-    draft_plan.pop("parallelism", None)
+    kept = {k: v for k, v in (draft_plan.pop("parallelism", None) or {}).items() if k in KEPT_PARALLELISM}
     draft_plan.pop("micro_batch_size", None)
     model = {**goal.model_keys, **(draft_plan.get("model") or {}),
              "parameters_billion": goal.params_b, "layers": goal.layers, "hidden_size": goal.hidden,
@@ -129,6 +132,7 @@ def plan_data(goal: Goal) -> dict[str, Any]:
         "optimizer": goal.optimizer,
         "training_tokens_billion": goal.tokens_b,
         "target_duration_days": goal.days,
+        **({"parallelism": kept} if kept else {}),
     }
     model.pop("hf_config", None)  # read once by the goal; the written manifest carries its values
     if goal.model_name and "name" not in model and goal.model_name in _model_names():
@@ -261,6 +265,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
         return cand
     plan = plan_data(goal)
     del plan["target_duration_days"]
+    kept = plan.get("parallelism") or {}
     launchable = Plan(pack, plan)
     pool: dict[str, Any] = {"name": "gpu", "count": 1, **spec}
     if not has_compute_nics(spec):
@@ -269,7 +274,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
 
     def at(shape: tuple, n: int) -> dict[str, Any]:
         t, p, v, c, e, zero, recompute, mb = shape
-        plan["parallelism"] = Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()
+        plan["parallelism"] = {**kept, **Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()}
         plan["micro_batch_size"] = mb
         pool["count"] = n // per_node
         return layout_facts(data, policy)

@@ -154,6 +154,11 @@ def render(result: Sizing, every: bool = False) -> str:
         racks = f"racks {c[16]}" if best.design.get("racks") else "racks: give --rack-kw"
         out += _wrap(f"#1 {fabric}storage {c[11]} TB at {c[12]} GB/s read/write, {racks}; "
                      + ("review: " + _review(best) if best.confirmed else "not reviewed"), "  ", "  ")
+        nvme = best.design.get("local_nvme")
+        if nvme:
+            out += _wrap(f"#1 local NVMe per node: {_n(nvme['usable_tb'], 2)} TB usable for {_n(nvme['offload_tb'], 3)} TB of "
+                         f"states offloaded to it (ZeRO-Infinity, Rajbhandari et al. 2021) + {_n(nvme['staging_tb'], 3)} TB "
+                         "of checkpoint staging (MEM005)", "  ", "  ")
     dropped = [(c.gpu, c.dropped) for c in result.results if not c.rows]
     if dropped or result.not_candidates:
         out.append("")
