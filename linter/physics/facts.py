@@ -18,7 +18,7 @@ from linter.physics.plan import plan_settings
 from linter.physics.power import power_facts
 from linter.physics.procurement import decision, money_and_dates
 from linter.physics.storage import checkpoint_tb, local_disk, storage_facts
-from linter.physics.training import time_to_train
+from linter.physics.training import chosen_checkpoint_interval, time_to_train
 from linter.physics.values import MISSING, NO_GPU_POOL, Unknown, fact, get, scaled, sum_of
 
 
@@ -81,20 +81,38 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
     return counts
 
 
-def layout_facts(data: dict, policy: dict[str, float]) -> dict[str, Any]:
+def layout_facts(data: dict, policy: dict[str, float], choose_interval: bool = False) -> dict[str, Any]:
     """Memory per GPU and time to train of a manifest whose first node pool is its only compute
     pool: the part of `derive` a layout search calls thousands of times (the same code, without
-    power, fabric, storage and money)."""
+    power, fabric, storage and money). `choose_interval`: the goal gives no checkpoint interval,
+    so this layout's (checkpoint_interval) is written into `data`, the search's own draft, for
+    the time model to read as a manifest's."""
     pools = data["node_pools"]
     facts: dict[str, Any] = {"policy": policy}
     facts.update(_counts(data, pools, [0]))
     cfg = plan_settings(data)
     facts["memory"] = gpu_memory(data, 0, policy, cfg)
     facts["link"] = intra_node_link(data, 0)
+    if choose_interval:
+        facts["checkpoint_interval"] = chosen = chosen_checkpoint_interval(facts, policy, cfg, checkpoint_tb(data, cfg))
+        checkpoint = data.setdefault("storage", {}).setdefault("checkpoint", {})
+        if isinstance(chosen, dict):
+            checkpoint["interval_minutes"] = chosen["minutes"]
+        else:  # what it needs is missing: the time model names it
+            checkpoint.pop("interval_minutes", None)
     facts["fabric"] = fabric_facts(data, pools)
     facts["nics"] = node_nics(data, 0)
     facts["training"] = time_to_train(data, 0, facts, policy, cfg)
     return facts
+
+
+def checkpoint_interval(data: dict, policy: dict[str, float]) -> Any:
+    """The checkpoint interval `layout_facts(choose_interval=True)` chooses, for a whole manifest
+    whose first node pool is its compute pool (the sizer's written design)."""
+    facts: dict[str, Any] = _counts(data, data["node_pools"], [0])
+    facts["link"] = intra_node_link(data, 0)
+    cfg = plan_settings(data)
+    return chosen_checkpoint_interval(facts, policy, cfg, checkpoint_tb(data, cfg))
 
 
 # Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,

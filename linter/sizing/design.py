@@ -14,7 +14,7 @@ from typing import Any
 from linter.manifest.catalog import load_catalog, resolve
 from linter.manifest.loader import Document
 from linter.physics import formulas as physics
-from linter.physics.facts import derive
+from linter.physics.facts import checkpoint_interval, derive
 from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 from linter.sizing.search import Row, chosen_nics, has_compute_nics, node_shape, plan_data
@@ -35,8 +35,8 @@ def _up(x: float, digits: int = 1) -> float:
     return math.ceil(x * scale - 1e-9) / scale
 
 
-def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, Any]:
-    """The facts the review derives for this manifest (catalog resolved, model defaults applied)."""
+def _plain(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as the review reads it (catalog resolved, model defaults applied)."""
     from linter.engine.review import plain_manifest
 
     doc = Document(path="<size>", data=manifest)
@@ -44,7 +44,12 @@ def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, An
     data = plain_manifest(resolved.data, doc)
     if isinstance(data, list):  # a schema problem in what the sizer built: a bug, say it plainly
         raise Infeasible("the built manifest does not validate: " + "; ".join(r.message for r in data))
-    return derive(data, policy)
+    return data
+
+
+def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, Any]:
+    """The facts the review derives for this manifest."""
+    return derive(_plain(manifest), policy)
 
 
 def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
@@ -353,7 +358,15 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     for the policy's checkpoint minutes."""
     kind = "parallel-fs" if multi else "local-nvme"
     probe_tier = {"name": "scratch", "kind": kind, "capacity_tb": PROBE, "read_gb_s": PROBE, "write_gb_s": 1.0}
-    checkpoint = {"interval_minutes": goal.checkpoint_minutes, "retained": goal.keep_checkpoints, "tier": "scratch"}
+    interval = goal.checkpoint_minutes
+    if interval is None:  # the search's own choice for this layout, from the same facts
+        chosen = checkpoint_interval(_plain(manifest), policy)
+        if not isinstance(chosen, dict):
+            raise Infeasible(f"no checkpoint interval can be chosen: {chosen}")
+        interval = chosen["minutes"]
+        notes["storage.checkpoint.interval_minutes"] = "chosen: " + _interval_said(chosen, row.gpus)
+        row.design["interval_minutes"] = interval
+    checkpoint = {"interval_minutes": interval, "retained": goal.keep_checkpoints, "tier": "scratch"}
     manifest["storage"] = {"tiers": [probe_tier], "checkpoint": dict(checkpoint)}
     f = facts_of(manifest, policy)
     st = f["storage"]
@@ -382,8 +395,6 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
         tiers.append({"name": "archive", "kind": "object", "capacity_tb": _up(goal.dataset_tb, 0)})
         notes["storage.tiers[1]"] = f"derived: dataset above {policy['cold_tier_dataset_tb']:g} TB (STO005)"
     manifest["storage"] = {"tiers": tiers, "checkpoint": checkpoint}
-    if any(c.startswith("a checkpoint every") for c in goal.chosen):
-        notes["storage.checkpoint.interval_minutes"] = "chosen: the goal did not say (the time model counts restarts)"
     draft_storage = goal.draft.get("storage") or {}
     for key in ("backup",):
         if key in draft_storage:
@@ -394,6 +405,21 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     row.design["storage"] = tier
     row.design["checkpoint_tb"] = ckpt_tb
     row.design["checkpoint_minutes"] = _up(minutes_at_one / write, 1) if write else None
+
+
+def _interval_said(chosen: dict[str, Any], gpus: int) -> str:
+    """How the checkpoint interval was chosen, in its own numbers."""
+    pause = (f"a {chosen['pause_s']:g} s pause while each GPU copies its {chosen['share_gb']:g} GB share to host memory "
+             "over PCIe" if chosen["over_pcie"] else f"the {chosen['write_minutes']:g}-minute write as the pause (no PCIe figure)")
+    if chosen["mtbf_minutes"] is None:
+        return (f"every {chosen['minutes']:g} minutes, the checkpoint_write_minutes the tier is built for "
+                "(no interruptions in the policy: nothing to optimise)")
+    young = (f"Young's optimum sqrt(2 x pause x MTBF) (Young 1974) for {pause} and a {chosen['mtbf_minutes']:,.0f}-minute "
+             f"MTBF at {gpus:,} GPUs (interruptions_per_1000_gpu_days)")
+    if chosen["young"]:
+        return f"every {chosen['minutes']:g} minutes: {young}"
+    return (f"every {chosen['minutes']:g} minutes, the checkpoint_write_minutes the tier is built to write one in: "
+            f"{young} is {chosen['young_minutes']:g}, shorter, and the next checkpoint waits for the last")
 
 
 def _money(facts: dict[str, Any]) -> None:

@@ -265,7 +265,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
         return cand
     plan = plan_data(goal)
     del plan["target_duration_days"]
-    kept = plan.get("parallelism") or {}
+    offload = plan.get("parallelism") or {}
     launchable = Plan(pack, plan)
     pool: dict[str, Any] = {"name": "gpu", "count": 1, **spec}
     if not has_compute_nics(spec):
@@ -274,10 +274,10 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
 
     def at(shape: tuple, n: int) -> dict[str, Any]:
         t, p, v, c, e, zero, recompute, mb = shape
-        plan["parallelism"] = {**kept, **Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()}
+        plan["parallelism"] = {**offload, **Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()}
         plan["micro_batch_size"] = mb
         pool["count"] = n // per_node
-        return layout_facts(data, policy)
+        return layout_facts(data, policy, choose_interval=goal.checkpoint_minutes is None)
 
     def fits(f: dict) -> bool:
         m = f["memory"]
