@@ -106,15 +106,6 @@ def layout_facts(data: dict, policy: dict[str, float], choose_interval: bool = F
     return facts
 
 
-def checkpoint_interval(data: dict, policy: dict[str, float]) -> Any:
-    """The checkpoint interval `layout_facts(choose_interval=True)` chooses, for a whole manifest
-    whose first node pool is its compute pool (the sizer's written design)."""
-    facts: dict[str, Any] = _counts(data, data["node_pools"], [0])
-    facts["link"] = intra_node_link(data, 0)
-    cfg = plan_settings(data)
-    return chosen_checkpoint_interval(facts, policy, cfg, checkpoint_tb(data, cfg))
-
-
 # Top-level fact names rules may read (checked when a rule pack loads); tier, tier_inferred,
 # tier_inferred_reason, tier_rank (name -> 0 for the smallest tier) and options (the procurement
 # options compared: names, recommendation) are set by the review, not here;

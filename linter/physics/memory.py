@@ -1,6 +1,6 @@
 """Memory: per-GPU model states and activations, and host RAM per GPU memory.
 
-Facts `memory` (GPU001, MEM002) and `host_ram_ratio` (MEM001).
+Facts `memory` (GPU001, MEM002, MEM005) and `host_ram_ratio` (MEM001).
 """
 
 from __future__ import annotations

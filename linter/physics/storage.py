@@ -1,7 +1,7 @@
 """Storage: checkpoint size, local drives, and the shared tiers' read rate, checkpoint write
 time and capacity.
 
-Facts `checkpoint_tb` (MEM004, STO002, STO003), `local_disk` (MEM003, MEM004) and `storage`
+Facts `checkpoint_tb` (MEM004, STO002, STO003), `local_disk` (MEM003-MEM005) and `storage`
 (STO001-STO003).
 """
 

@@ -14,7 +14,9 @@ from typing import Any
 from linter.manifest.catalog import load_catalog, resolve
 from linter.manifest.loader import Document
 from linter.physics import formulas as physics
-from linter.physics.facts import checkpoint_interval, derive
+from linter.physics.facts import derive
+from linter.physics.plan import plan_settings
+from linter.physics.training import chosen_checkpoint_interval
 from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 from linter.sizing.search import Row, chosen_nics, has_compute_nics, node_shape, plan_data
@@ -360,7 +362,9 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     probe_tier = {"name": "scratch", "kind": kind, "capacity_tb": PROBE, "read_gb_s": PROBE, "write_gb_s": 1.0}
     interval = goal.checkpoint_minutes
     if interval is None:  # the search's own choice for this layout, from the same facts
-        chosen = checkpoint_interval(_plain(manifest), policy)
+        data = _plain(manifest)
+        f = derive(data, policy)
+        chosen = chosen_checkpoint_interval(f, policy, plan_settings(data), f["checkpoint_tb"])
         if not isinstance(chosen, dict):
             raise Infeasible(f"no checkpoint interval can be chosen: {chosen}")
         interval = chosen["minutes"]
