@@ -64,7 +64,9 @@ def test_training_time_for_the_layout(pretrain):
     # Bubble: (p-1)/m = 3/128 of the busy time; m = 1024 / (1 * 8).
     busy = parts["compute"] + parts["recompute"] + parts["tensor_parallel"]
     assert parts["bubble"] == pytest.approx(busy * 3 / 128, abs=0.02)
-    assert training["days"] == pytest.approx(100.9, abs=0.2)
+    # the rest: the gradient all-reduce and the restarts (the policy's restart_minutes 12 plus half the
+    # manifest's checkpoint interval, at 0.527 interruptions per 1,000 GPU-days)
+    assert training["days"] == pytest.approx(100.7, abs=0.2)
     assert 0.38 <= training["mfu"] <= 0.52  # inside the published 38-52% band
     assert pretrain["checkpoint_tb"] == pytest.approx(0.98)
 

@@ -85,4 +85,61 @@ def test_lora_and_qlora_checkpoint_the_adapters_only(hwlint, tmp_path):
     # FFN 28,672): 80 x 64 x (16,384 + 9,216 + 9,216 + 16,384 + 3 x 36,864) = 828M parameters, 14 bytes each
     # with their optimizer state: 11.6 GB on the one node, not the full model's 966 GB
     adapters = 80 * 64 * (16384 + 9216 + 9216 + 16384 + 3 * 36864)
-    assert facts["facts.local_disk.checkpoint_shard_tb"] == pytest.approx(adapters * 14 / 1e12, rel=0.01)
+    # MEM004 reads the staging of the policy's two copies of the node's share
+    assert facts["facts.local_disk.staging_tb"] == pytest.approx(2 * adapters * 14 / 1e12, rel=0.01)
+
+
+def _nvme_offload(tmp_path: Path, local_nvme: dict | None) -> Path:
+    """The bundled 13B fine-tune (ZeRO-3 over one DGX H100's 8 GPUs) with ZeRO-Infinity's NVMe offload."""
+    data = yaml.safe_load((ROOT / "examples" / "single-node-finetune.hw.yaml").read_text())
+    data["plan"]["parallelism"]["offload"] = "nvme"
+    if local_nvme is None:
+        del data["node_pools"][0]["local_nvme"]
+    else:
+        data["node_pools"][0]["local_nvme"] = local_nvme
+    path = tmp_path / "offload.hw.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _results(hwlint, path: Path) -> dict[str, dict]:
+    report = json.loads(hwlint("check", path, "--format", "json").out)
+    return {r["rule_id"]: r for r in report["manifests"][0]["results"]}
+
+
+def test_zero_infinity_nvme_too_small_for_the_offloaded_states_and_the_staging_fails(hwlint, tmp_path):
+    # 13B x 14 bytes (2 gradient + 12 optimizer) / 8 GPUs = 22.75 GB per GPU offloaded, x 8 GPUs = 0.182 TB
+    # per node, plus MEM004's two staged copies of the node's 0.182 TB checkpoint share: 0.546 TB; 2 x 0.2 TB
+    # striped holds MEM004's staging alone but not both
+    path = _nvme_offload(tmp_path, {"drives": 2, "drive_capacity_tb": 0.2, "kind": "nvme", "raid": "raid0"})
+    results = _results(hwlint, path)
+    assert results["MEM004"]["status"] == "pass"
+    mem005 = results["MEM005"]
+    assert mem005["status"] == "fail" and mem005["severity"] == "error"
+    assert "node_pools[0].local_nvme" in mem005["path"]
+    text = " ".join(mem005["message"].split())
+    for number in ("8 x 22.8 GB = 0.182 TB", "0.364 TB of checkpoint staging", "0.546 TB", "0.4 TB usable",
+                   "2 x 0.2 TB, raid0", "ZeRO-Infinity"):
+        assert number in text, text
+    assert "0.55 TB" in mem005["fix"]
+    run = hwlint("check", path)
+    assert run.code == 1 and "MEM005" in run.out and "Traceback" not in run.out + run.err
+
+
+def test_zero_infinity_nvme_right_sized_passes_and_the_review_shows_the_share(hwlint, tmp_path):
+    results = _results(hwlint, _nvme_offload(tmp_path, {"drives": 2, "drive_capacity_tb": 0.28, "kind": "nvme",
+                                                       "raid": "raid0"}))
+    assert results["MEM005"]["status"] == "pass", results["MEM005"]
+    assert "182 GB of them per node on its NVMe" in " ".join(results["GPU001"]["evidence"].split())
+
+
+def test_zero_infinity_without_local_nvme_is_pending_never_a_pass(hwlint, tmp_path):
+    results = _results(hwlint, _nvme_offload(tmp_path, None))
+    assert results["MEM005"]["status"] == "pending"
+    # without offload, or offloading to host memory, the rule does not apply
+    data = yaml.safe_load((ROOT / "examples" / "single-node-finetune.hw.yaml").read_text())
+    assert _results(hwlint, ROOT / "examples" / "single-node-finetune.hw.yaml")["MEM005"]["status"] == "skipped"
+    data["plan"]["parallelism"]["offload"] = "cpu"
+    path = tmp_path / "cpu.hw.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert _results(hwlint, path)["MEM005"]["status"] == "skipped"

@@ -59,7 +59,7 @@ def test_payback_and_power_bill():
 
 
 def test_data_rate_the_plan_implies(pretrain):
-    # 60 TB / 2,000B tokens = 30 bytes/token; 2e12 tokens * 30 B over the 100.9-day estimate = 6.9 MB/s.
+    # 60 TB / 2,000B tokens = 30 bytes/token; 2e12 tokens * 30 B over the 100.7-day estimate = 6.9 MB/s.
     storage = pretrain["storage"]
     assert storage["bytes_per_token"] == 30
     assert storage["read_pace_from"] == "the time-to-train estimate"

@@ -139,3 +139,16 @@ def test_fat_tree_reach_al_fares_2008():
     assert physics.two_tier_max_endpoints(64) == 2_048
     # at 3:1 a leaf gives 48 of its 64 ports to hosts, and 64 such leaves fit under 64-port spines
     assert physics.two_tier_max_endpoints(64, 3) == 64 * 48
+
+
+def test_youngs_checkpoint_interval_against_dalys_figure_3():
+    # Daly 2006, Fig. 3: M = 24 h, checkpoint 5 min: the higher-order optimum is 117 minutes; Young's
+    # first-order sqrt(2 x 5 x 1,440) = 120 minutes is within 3% of it
+    from linter.physics.formulas import checkpoint_interval_seconds, young_interval_seconds
+
+    young = young_interval_seconds(5 * 60, 24 * 3600) / 60
+    assert young == pytest.approx(120, abs=0.1) and abs(young - 117) / 117 < 0.03
+    # never shorter than the write; with no interruptions, the write time
+    assert checkpoint_interval_seconds(0.5, 600, 1 / 7600) == 600
+    assert checkpoint_interval_seconds(300, 600, 1 / 86400) == pytest.approx(young * 60)
+    assert checkpoint_interval_seconds(300, 600, 0) == 600

@@ -65,7 +65,7 @@ def test_what_the_search_skips_by_is_true_of_the_facts(goal_name, gpu):
             f = lay.facts(shape, n)
             assert f["memory"] == mem  # the memory alone is the whole facts' memory
             lay._lay_out(shape, n)  # and what Layouts keeps (node facts, memory, plan settings) changes nothing
-            assert layout_facts(lay.data, lay.policy) == f, (shape, n)
+            assert layout_facts(lay.data, lay.policy, choose_interval=lay.choose_interval) == f, (shape, n)
             # model states depend on the model-parallel split, ZeRO and the count alone
             assert by_split.setdefault((t, p, e, zero, n), states(f)) == states(f), (shape, n)
             # what the time lacks does not depend on ZeRO, recompute, micro-batch or chunks

@@ -18,7 +18,7 @@ from linter.physics.plan import plan_settings
 from linter.physics.power import power_facts
 from linter.physics.procurement import decision, money_and_dates
 from linter.physics.storage import checkpoint_tb, local_disk, storage_facts
-from linter.physics.training import time_to_train
+from linter.physics.training import chosen_checkpoint_interval, time_to_train
 from linter.physics.values import MISSING, NO_GPU_POOL, Unknown, fact, get, scaled, sum_of
 
 
@@ -41,7 +41,8 @@ def derive(data: dict, policy: dict[str, float], today: str | None = None) -> di
     facts["checkpoint_tb"] = checkpoint_tb(data, cfg)
     facts["nics"] = node_nics(data, primary)
     facts["training"] = time_to_train(data, primary, facts, policy, cfg)
-    facts["local_disk"] = local_disk(data, primary, facts["checkpoint_tb"], facts["compute_nodes"])
+    facts["local_disk"] = local_disk(data, primary, facts["checkpoint_tb"], facts["compute_nodes"],
+                                     policy["local_checkpoint_copies"], facts["memory"]["nvme_offload_gb_per_node"])
     facts["storage"] = storage_facts(data, facts["checkpoint_tb"], facts["training"])
     gpu_model = get(data, f"{facts['primary_pool']}.gpu.model") if primary is not None else MISSING
     facts["decision"] = decision(data, facts["gpus_total"], gpu_model)
@@ -81,18 +82,29 @@ def _counts(data: dict, pools: list[dict], compute_idx: list[int]) -> dict[str, 
 
 
 def layout_facts(data: dict, policy: dict[str, float], node: dict[str, Any] | None = None,
-                 memory: dict[str, Any] | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+                 memory: dict[str, Any] | None = None, cfg: dict[str, Any] | None = None,
+                 choose_interval: bool = False) -> dict[str, Any]:
     """Memory per GPU and time to train of a manifest whose first node pool is its only compute
     pool: the part of `derive` a layout search calls thousands of times (the same code, without
     power, fabric, storage and money). What the search already has for this same data is not
     derived again: the pool's `node_facts` (they do not change with the layout), its
-    `layout_memory` and its `plan_settings` (they do not change with the node count)."""
+    `layout_memory` and its `plan_settings` (they do not change with the node count).
+    `choose_interval`: the goal gives no checkpoint interval, so this layout's
+    (checkpoint_interval) is written into `data`, the search's own draft, for the time model to
+    read as a manifest's."""
     pools = data["node_pools"]
     facts: dict[str, Any] = {"policy": policy}
     facts.update(_counts(data, pools, [0]))
     cfg = cfg or plan_settings(data)
     facts["memory"] = memory["memory"] if memory else gpu_memory(data, 0, policy, cfg)
     facts.update(node or node_facts(data))
+    if choose_interval:
+        facts["checkpoint_interval"] = chosen = chosen_checkpoint_interval(facts, policy, cfg, checkpoint_tb(data, cfg))
+        checkpoint = data.setdefault("storage", {}).setdefault("checkpoint", {})
+        if isinstance(chosen, dict):
+            checkpoint["interval_minutes"] = chosen["minutes"]
+        else:  # what it needs is missing: the time model names it
+            checkpoint.pop("interval_minutes", None)
     facts["fabric"] = fabric_facts(data, pools)
     facts["training"] = time_to_train(data, 0, facts, policy, cfg)
     return facts

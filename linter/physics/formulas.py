@@ -239,6 +239,25 @@ def goodput(interruptions_per_gpu_second: float, gpus: int, cost_seconds: float)
     return max(0.0, 1 - interruptions_per_gpu_second * gpus * cost_seconds)
 
 
+def young_interval_seconds(pause_seconds: float, mtbf_seconds: float) -> float:
+    """The first-order optimum time between checkpoints, sqrt(2 x checkpoint time x mean time
+    between failures) [young-1974]; Daly's higher-order estimate [daly-2006] is within a few
+    percent while the checkpoint is short against the MTBF (his Fig. 3: M = 24 h, 5 minutes:
+    117 minutes, Young's 120)."""
+    return math.sqrt(2 * pause_seconds * mtbf_seconds)
+
+
+def checkpoint_interval_seconds(pause_seconds: float, write_seconds: float, interruptions_per_second: float) -> float:
+    """The checkpoint interval a plan is sized with when it gives none: Young's optimum for the
+    time training pauses per checkpoint, never shorter than the time the checkpoint takes to
+    write (asynchronous checkpointing copies the state to host memory and writes it while
+    training goes on; the next checkpoint waits for the last [pytorch-async-checkpoint]). Without
+    interruptions there is nothing to optimise: the write time."""
+    if interruptions_per_second <= 0:
+        return write_seconds
+    return max(young_interval_seconds(pause_seconds, 1 / interruptions_per_second), write_seconds)
+
+
 DATA_REACH = 4  # a suggested GPU count may be up to this many times the fewest that meet the deadline, to reach a data degree the batch divides by
 
 

@@ -1,6 +1,6 @@
 """Memory: per-GPU model states and activations, and host RAM per GPU memory.
 
-Facts `memory` (GPU001, MEM002) and `host_ram_ratio` (MEM001).
+Facts `memory` (GPU001, MEM002, MEM005) and `host_ram_ratio` (MEM001).
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ from linter.physics.plan import expert_params
 from linter.physics.values import GB, NO_GPU_POOL, Unknown, apply, fact, maybe_rounded, rounded, sum_of
 
 
+OFFLOADED = "offloaded"  # the breakdown's key for what offload moves off the GPU, split off before it is shown
+
+
 def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: dict) -> dict[str, Any]:
     """Per-GPU memory of the largest compute pool: model states (F1-F3, F15-F22) + activations (F4, F5, F14-F17)."""
     keys = ("model_states_gb", "activations_gb", "total_gb", "capacity_gb", "usable_gb", "bytes_per_param",
-            "host_offload_gb_per_node", "states", "logits_gb", "convention")
+            "host_offload_gb_per_node", "states", "logits_gb", "convention", "offloaded_gb_per_gpu", "nvme_offload_gb_per_node")
     if primary is None:
         return {k: NO_GPU_POOL for k in keys}
     pool = f"node_pools[{primary}]"
@@ -44,6 +47,7 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
             total = params_b * 1e9
             dp = d * c  # Megatron's distributed optimizer shards over the data- and context-parallel ranks
             parts = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "frozen": 0.0, "buffer": 0.0}
+            moved = [0.0]  # the states offload takes off the GPU: what the same layout keeps without it, less what it keeps
 
             def add(count: float, shard: int, ranks: int, per: tuple) -> None:
                 w, g, k = physics.sharded_state_bytes(count / shard, zero, max(ranks, 1), per, cfg["offload"], cfg["offload_params"],
@@ -51,6 +55,9 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
                 parts["weights"] += w
                 parts["gradients"] += g
                 parts["optimizer"] += k
+                if cfg["offload"]:
+                    moved[0] += sum(physics.sharded_state_bytes(count / shard, zero, max(ranks, 1), per, deepspeed=deepspeed)) \
+                        - (w + g + k)
 
             if adapters is None:
                 add(total - expert, t * p, dp, b)
@@ -64,10 +71,12 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
                 # DeepSpeed keeps 4 bytes x the largest layer on the GPU [deepspeed-estimators]
                 largest = max(cfg["hidden"] * cfg["ffn"], cfg["hidden"] * (cfg["vocab"] or 0))
                 parts["buffer"] = 4 * largest
-            return {k: rounded(val / GB, 3) for k, val in parts.items()}
+            return {**{k: rounded(val / GB, 3) for k, val in parts.items()}, OFFLOADED: rounded(moved[0] / GB, 3)}
         return apply(compute, bpp, experts, data_degree, lora)
 
-    breakdown = fact(data, ["plan.model.parameters_billion"], states)
+    with_offloaded = fact(data, ["plan.model.parameters_billion"], states)
+    breakdown = apply(lambda parts: {k: val for k, val in parts.items() if k != OFFLOADED}, with_offloaded)
+    offloaded = apply(lambda parts: parts[OFFLOADED], with_offloaded)
     model_states = apply(lambda parts: rounded(sum(parts.values())), breakdown)
 
     def activations(s: int, b: int, h: int, a: int, L: int) -> Any:
@@ -103,6 +112,10 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
         return 0.0 if nvme else rounded(states / GB)
 
     offload_host = fact(data, ["plan.model.parameters_billion", f"{pool}.gpu.count"], host)
+    # ZeRO-Infinity: each GPU's share of the offloaded states lives on its own node's NVMe
+    # [zero-infinity-2021] §5 (the states as above, so the same convention as the GPU's own share)
+    on_nvme = fact(data, [f"{pool}.gpu.count"], lambda gpus: apply(lambda gb: rounded(gb * gpus, 3), offloaded)) \
+        if nvme else 0.0
     capacity = fact(data, [f"{pool}.gpu.memory_gb"], lambda m: m)
     reserve = policy["gpu_memory_reserve_pct"]
     total = sum_of(model_states, acts_total)
@@ -117,8 +130,11 @@ def gpu_memory(data: dict, primary: int | None, policy: dict[str, float], cfg: d
         "capacity_gb": capacity,
         "usable_gb": usable,
         "bytes_per_param": per_param,
-        "convention": _convention(cfg, zero, nvme),
+        "convention": _convention(cfg, zero, nvme) + (
+            f" ({on_nvme:g} GB of them per node on its NVMe)" if nvme and isinstance(on_nvme, (int, float)) else ""),
         "host_offload_gb_per_node": offload_host,
+        "offloaded_gb_per_gpu": offloaded,
+        "nvme_offload_gb_per_node": on_nvme,
     }
 
 

@@ -1,7 +1,7 @@
 """Storage: checkpoint size, local drives, and the shared tiers' read rate, checkpoint write
 time and capacity.
 
-Facts `checkpoint_tb` (MEM004, STO002, STO003), `local_disk` (MEM003, MEM004) and `storage`
+Facts `checkpoint_tb` (MEM004, STO002, STO003), `local_disk` (MEM003-MEM005) and `storage`
 (STO001-STO003).
 """
 
@@ -36,19 +36,29 @@ def checkpoint_tb(data: dict, cfg: dict | None = None) -> Any:
     )
 
 
-def local_disk(data: dict, primary: int | None, checkpoint_tb: Any, nodes: int) -> dict[str, Any]:
+def local_disk(data: dict, primary: int | None, checkpoint_tb: Any, nodes: int, copies: float = 1,
+               offload_gb: Any = 0.0) -> dict[str, Any]:
     """Local drives of one node of the largest compute pool: usable space after RAID
-    [snia-ddf], and the node's share of one full checkpoint (F13 spread over the compute
-    nodes, each writing its own shards)."""
+    [snia-ddf], the node's share of one full checkpoint (F13 spread over the compute nodes,
+    each writing its own shards), the room staging `copies` of it takes, and the room it needs
+    in all: that staging plus the model states ZeRO-Infinity offloads to the node's NVMe
+    (`offload_gb`, memory's nvme_offload_gb_per_node) [zero-infinity-2021] §5."""
+    keys = ("usable_tb", "kind", "checkpoint_shard_tb", "staging_tb", "offload_tb", "need_tb")
     if primary is None:
-        return {"path": "node_pools", "usable_tb": NO_GPU_POOL, "kind": NO_GPU_POOL, "checkpoint_shard_tb": NO_GPU_POOL}
+        return {"path": "node_pools", **{k: NO_GPU_POOL for k in keys}}
     at = f"node_pools[{primary}].local_nvme"
+    shard = apply(lambda c: rounded(c / max(nodes, 1), 4), checkpoint_tb)
+    staging = apply(lambda s: rounded(s * copies, 4), shard)
+    offload = apply(lambda gb: rounded(gb * GB / TB, 4), offload_gb)
     return {
         "path": at,
         "usable_tb": fact(data, [f"{at}.drives", f"{at}.drive_capacity_tb", f"{at}.raid"],
                           lambda n, tb, raid: rounded(physics.raid_usable_tb(n, tb, raid), 2)),
         "kind": fact(data, [f"{at}.kind"], lambda k: k),
-        "checkpoint_shard_tb": apply(lambda c: rounded(c / max(nodes, 1), 4), checkpoint_tb),
+        "checkpoint_shard_tb": shard,
+        "staging_tb": staging,
+        "offload_tb": offload,
+        "need_tb": apply(lambda s, o: rounded(s + o, 4), staging, offload),
     }
 
 

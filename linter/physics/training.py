@@ -16,8 +16,31 @@ from linter.numbers import num
 from linter.physics import formulas as physics
 from linter.physics.plan import expert_params
 from linter.physics.values import (
-    MISSING, NO_GPU_POOL, Unknown, apply, fact, get, known_or_none, rounded, unknowns
+    GB, MISSING, NO_GPU_POOL, TB, Unknown, apply, fact, get, known_or_none, rounded, unknowns
 )
+
+
+def chosen_checkpoint_interval(facts: dict[str, Any], policy: dict[str, float], cfg: dict, checkpoint_tb: Any) -> Any:
+    """The checkpoint interval a plan that gives none is sized with (the sizer's choice), in
+    minutes, and what it rests on: physics.checkpoint_interval_seconds with the mean time between
+    interruptions at these GPUs (the policy's rate [llama3-reliability]), the pause while each GPU
+    copies its share (the checkpoint over tensor x pipeline ranks, the most one rank holds) to host
+    memory over its PCIe link one way [pytorch-async-checkpoint] (without a PCIe figure: the
+    whole write, as a synchronous checkpoint pauses), and the policy's checkpoint_write_minutes,
+    the time the sizer builds the checkpoint tier to write one in."""
+    gpus, pcie = facts["gpus_training"], facts["link"]["pcie_gb_s"]
+    if isinstance(gpus, Unknown) or isinstance(checkpoint_tb, Unknown):
+        return gpus if isinstance(gpus, Unknown) else checkpoint_tb
+    write_s = policy["checkpoint_write_minutes"] * 60
+    rate = policy["interruptions_per_1000_gpu_days"] / 1000 / 86400 * gpus
+    share = checkpoint_tb * TB / (cfg["t"] * cfg["p"])
+    pause_s = share / (pcie / 2 * GB) if isinstance(pcie, (int, float)) and pcie > 0 else write_s
+    seconds = physics.checkpoint_interval_seconds(pause_s, write_s, rate)
+    young = physics.young_interval_seconds(pause_s, 1 / rate) if rate > 0 else None
+    return {"minutes": rounded(seconds / 60, 1), "young_minutes": rounded(young / 60, 1) if young else None,
+            "pause_s": rounded(pause_s, 2), "share_gb": rounded(share / GB, 2),
+            "over_pcie": pause_s != write_s, "mtbf_minutes": rounded(1 / rate / 60, 1) if rate > 0 else None,
+            "write_minutes": policy["checkpoint_write_minutes"], "young": seconds > write_s}
 
 
 def time_to_train(data: dict, primary: int | None, facts: dict[str, Any], policy: dict[str, float], cfg: dict) -> dict[str, Any]:

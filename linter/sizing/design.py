@@ -15,6 +15,8 @@ from linter.manifest.catalog import load_catalog, resolve
 from linter.manifest.loader import Document
 from linter.physics import formulas as physics
 from linter.physics.facts import derive
+from linter.physics.plan import plan_settings
+from linter.physics.training import chosen_checkpoint_interval
 from linter.physics.values import Unknown
 from linter.sizing.goal import Goal
 from linter.sizing.search import Row, chosen_nics, has_compute_nics, node_shape, plan_data
@@ -35,8 +37,8 @@ def _up(x: float, digits: int = 1) -> float:
     return math.ceil(x * scale - 1e-9) / scale
 
 
-def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, Any]:
-    """The facts the review derives for this manifest (catalog resolved, model defaults applied)."""
+def _plain(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as the review reads it (catalog resolved, model defaults applied)."""
     from linter.engine.review import plain_manifest
     from linter.manifest.dump import shape
 
@@ -45,7 +47,12 @@ def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, An
     data = plain_manifest(resolved.data, doc, shape())
     if isinstance(data, list):  # a schema problem in what the sizer built: a bug, say it plainly
         raise Infeasible("the built manifest does not validate: " + "; ".join(r.message for r in data))
-    return derive(data, policy)
+    return data
+
+
+def facts_of(manifest: dict[str, Any], policy: dict[str, float]) -> dict[str, Any]:
+    """The facts the review derives for this manifest."""
+    return derive(_plain(manifest), policy)
 
 
 def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
@@ -62,7 +69,7 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
 
     plan = plan_data(goal)
     plan["micro_batch_size"] = lay.mb
-    plan["parallelism"] = lay.parallelism()
+    plan["parallelism"] = {**(plan.get("parallelism") or {}), **lay.parallelism()}  # the draft's offload kept
     notes["plan.micro_batch_size"] = "derived: layout search"
     if goal.global_batch:
         steps = physics.micro_batches(goal.global_batch, lay.mb, lay.d)
@@ -116,6 +123,8 @@ def build(goal: Goal, row: Row, policy: dict[str, float], today: str) -> tuple[d
     manifest["node_pools"] = [pool]
 
     probe = facts_of(manifest, policy)
+    if plan["parallelism"].get("offload") == "nvme":
+        probe = _local_nvme(row, manifest, notes, probe, policy, system)
     multi = row.nodes > 1
     if multi:
         _network(goal, row, manifest, notes, probe, policy, system)
@@ -317,13 +326,52 @@ def _size_split_cooling(manifest: dict, notes: dict, policy: dict[str, float]) -
                     + ("PWR011" if part == "liquid" else "PWR012"))
 
 
+def _local_nvme(row: Row, manifest: dict, notes: dict, probe: dict, policy: dict[str, float], system: dict | None) -> dict:
+    """Local NVMe for a layout that offloads to it (MEM005): room for the offloaded states and
+    the checkpoint staging MEM004 asks, both read off the facts, plus the policy's
+    storage_growth_pct; the server's own drives when they hold that, else as many drives of
+    the size that does. Returns the facts of the manifest as it now stands."""
+    disk = probe["local_disk"]
+    need = disk["need_tb"]
+    if not _known(need):
+        return probe
+    grow = 1 + policy["storage_growth_pct"] / 100
+    target = need * grow
+    pool = manifest["node_pools"][0]
+    parts = (f"{disk['offload_tb']:g} TB of offloaded states ({row.per_node} x {probe['memory']['offloaded_gb_per_gpu']:g} GB, "
+             f"ZeRO-Infinity) + {disk['staging_tb']:g} TB of checkpoint staging, plus the policy's "
+             f"{policy['storage_growth_pct']:g}% (storage_growth_pct)")
+    usable = disk["usable_tb"]
+    if _known(usable) and usable >= target:
+        notes["node_pools[0].local_nvme"] = f"derived: the server's {usable:g} TB usable hold {parts}"
+    else:
+        drives = ((system or {}).get("local_nvme") or {}).get("drives") or 1
+        pool["local_nvme"] = {"drives": drives, "drive_capacity_tb": _up(target / drives, 2), "kind": "nvme", "raid": "raid0"}
+        notes["node_pools[0].local_nvme"] = (f"derived: {drives} drive{'s' if drives != 1 else ''} (striped) for {parts}; "
+                                            "order the next drive size up")
+        probe = facts_of(manifest, policy)
+    row.design["local_nvme"] = {"need_tb": need, "offload_tb": disk["offload_tb"], "staging_tb": disk["staging_tb"],
+                                "usable_tb": probe["local_disk"]["usable_tb"]}
+    return probe
+
+
 def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str, float], multi: bool) -> None:
     """The tier that holds the data and the checkpoints, sized by the storage facts: capacity
     for the dataset and the kept checkpoints, read rate with the policy's margin, write rate
     for the policy's checkpoint minutes."""
     kind = "parallel-fs" if multi else "local-nvme"
     probe_tier = {"name": "scratch", "kind": kind, "capacity_tb": PROBE, "read_gb_s": PROBE, "write_gb_s": 1.0}
-    checkpoint = {"interval_minutes": goal.checkpoint_minutes, "retained": goal.keep_checkpoints, "tier": "scratch"}
+    interval = goal.checkpoint_minutes
+    if interval is None:  # the search's own choice for this layout, from the same facts
+        data = _plain(manifest)
+        f = derive(data, policy)
+        chosen = chosen_checkpoint_interval(f, policy, plan_settings(data), f["checkpoint_tb"])
+        if not isinstance(chosen, dict):
+            raise Infeasible(f"no checkpoint interval can be chosen: {chosen}")
+        interval = chosen["minutes"]
+        notes["storage.checkpoint.interval_minutes"] = "chosen: " + _interval_said(chosen, row.gpus)
+        row.design["interval_minutes"] = interval
+    checkpoint = {"interval_minutes": interval, "retained": goal.keep_checkpoints, "tier": "scratch"}
     manifest["storage"] = {"tiers": [probe_tier], "checkpoint": dict(checkpoint)}
     f = facts_of(manifest, policy)
     st = f["storage"]
@@ -352,8 +400,6 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
         tiers.append({"name": "archive", "kind": "object", "capacity_tb": _up(goal.dataset_tb, 0)})
         notes["storage.tiers[1]"] = f"derived: dataset above {policy['cold_tier_dataset_tb']:g} TB (STO005)"
     manifest["storage"] = {"tiers": tiers, "checkpoint": checkpoint}
-    if any(c.startswith("a checkpoint every") for c in goal.chosen):
-        notes["storage.checkpoint.interval_minutes"] = "chosen: the goal did not say (the time model counts restarts)"
     draft_storage = goal.draft.get("storage") or {}
     for key in ("backup",):
         if key in draft_storage:
@@ -364,6 +410,21 @@ def _storage(goal: Goal, row: Row, manifest: dict, notes: dict, policy: dict[str
     row.design["storage"] = tier
     row.design["checkpoint_tb"] = ckpt_tb
     row.design["checkpoint_minutes"] = _up(minutes_at_one / write, 1) if write else None
+
+
+def _interval_said(chosen: dict[str, Any], gpus: int) -> str:
+    """How the checkpoint interval was chosen, in its own numbers."""
+    pause = (f"a {chosen['pause_s']:g} s pause while each GPU copies its {chosen['share_gb']:g} GB share to host memory "
+             "over PCIe" if chosen["over_pcie"] else f"the {chosen['write_minutes']:g}-minute write as the pause (no PCIe figure)")
+    if chosen["mtbf_minutes"] is None:
+        return (f"every {chosen['minutes']:g} minutes, the checkpoint_write_minutes the tier is built for "
+                "(no interruptions in the policy: nothing to optimise)")
+    young = (f"Young's optimum sqrt(2 x pause x MTBF) (Young 1974) for {pause} and a {chosen['mtbf_minutes']:,.0f}-minute "
+             f"MTBF at {gpus:,} GPUs (interruptions_per_1000_gpu_days)")
+    if chosen["young"]:
+        return f"every {chosen['minutes']:g} minutes: {young}"
+    return (f"every {chosen['minutes']:g} minutes, the checkpoint_write_minutes the tier is built to write one in: "
+            f"{young} is {chosen['young_minutes']:g}, shorter, and the next checkpoint waits for the last")
 
 
 def _money(facts: dict[str, Any]) -> None:

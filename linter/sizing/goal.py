@@ -61,7 +61,7 @@ class Goal:
     prices: dict[str, Price] = field(default_factory=dict)  # catalog system or GPU name -> price per node
     policy: dict[str, float] = field(default_factory=dict)  # overrides of rules/policy.yaml
     keep_checkpoints: int = 2
-    checkpoint_minutes: float = 60.0
+    checkpoint_minutes: float | None = None  # None: each layout's own (physics chosen_checkpoint_interval)
     fixed: dict[str, Any] = field(default_factory=dict)  # layout parts the goal fixes: tensor, pipeline, zero_stage, activation_recompute, micro_batch_size
     draft: dict[str, Any] = field(default_factory=dict)  # the partial manifest, as given
     draft_path: str | None = None
@@ -95,8 +95,12 @@ REQUIRED = ("tokens", "days")
 SHAPE = {"layers": "layers", "hidden": "hidden_size", "heads": "attention_heads", "seq": "sequence_length",
          "params": "parameters_billion"}  # flag -> plan.model key a model's shape fills
 METHODS = ("full", "lora", "qlora")
-DEFAULTS = {"goal": "pretrain", "precision": "bf16", "optimizer": "adamw", "checkpoint_minutes": 60.0}
-_SAID = {"checkpoint_minutes": "a checkpoint every 60 minutes (the time model counts the work lost at each restart)"}
+DEFAULTS = {"goal": "pretrain", "precision": "bf16", "optimizer": "adamw", "checkpoint_minutes": None}
+_SAID = {"checkpoint_minutes": (
+    "a checkpoint interval for each layout: Young's optimum sqrt(2 x pause x MTBF) (Young 1974), the pause being each "
+    "GPU's checkpoint share copied to host memory over PCIe and the MTBF the policy's interruptions_per_1000_gpu_days "
+    "at its GPUs, never shorter than the checkpoint_write_minutes the checkpoint tier is built to write one in (the "
+    "time model counts the work lost at each restart)")}
 
 
 def _flag(name: str) -> str:
@@ -152,7 +156,8 @@ def from_inputs(options: dict[str, Any], draft: dict[str, Any] | None, draft_pat
             chosen.append(f"goal finetune ({method} trains adapters on a frozen base; give --goal to change)")
     for name, default in DEFAULTS.items():
         if name not in values:
-            values[name] = default
+            if default is not None:
+                values[name] = default
             chosen.append(f"{_SAID.get(name, f'{name} {default}')} (give {_flag(name)} to change)")
     for name in ("params", "tokens", "days", "dataset_tb", "dataset_tokens", "rack_kw", "facility_kw", "checkpoint_minutes"):
         if name in values and not values[name] > 0:

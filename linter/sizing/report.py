@@ -22,6 +22,7 @@ def _row(row: Row) -> dict[str, Any]:
         "days": row.days, "days_breakdown": row.breakdown, "memory_gb_per_gpu": row.memory_gb, "usable_gb_per_gpu": row.usable_gb,
         "nics_per_gpu": d.get("nics_per_gpu"), "switches": d.get("switches"), "switch_model": d.get("switch_model"),
         "storage": d.get("storage"), "checkpoint_tb": d.get("checkpoint_tb"), "checkpoint_write_minutes": d.get("checkpoint_minutes"),
+        "checkpoint_interval_minutes": d.get("interval_minutes"), "local_nvme": d.get("local_nvme"),
         "it_kw": d.get("it_kw"), "racks": d.get("racks"), "nodes_per_rack": d.get("per_rack"),
         "money": d.get("facts", {}).get("sizing_money"), "reviewed": row.confirmed, "review": d.get("review"),
     }

@@ -115,11 +115,14 @@ class Candidate:
     needed: int = 0  # GPUs it would take without --max-gpus (0: not computed)
 
 
+KEPT_PARALLELISM = ("offload", "offload_params")  # what the draft's plan.parallelism fixes beside the searched degrees
+
+
 def plan_data(goal: Goal) -> dict[str, Any]:
     """The plan the sizer searches with: the draft's own plan (MoE, fine-tuning method, GQA,
     attention kernel and every other field it gives) under the goal's values."""
     draft_plan = plain_copy(goal.draft.get("plan") or {})
-    draft_plan.pop("parallelism", None)
+    kept = {k: v for k, v in (draft_plan.pop("parallelism", None) or {}).items() if k in KEPT_PARALLELISM}
     draft_plan.pop("micro_batch_size", None)
     model = {**goal.model_keys, **(draft_plan.get("model") or {}),
              "parameters_billion": goal.params_b, "layers": goal.layers, "hidden_size": goal.hidden,
@@ -132,6 +135,7 @@ def plan_data(goal: Goal) -> dict[str, Any]:
         "optimizer": goal.optimizer,
         "training_tokens_billion": goal.tokens_b,
         "target_duration_days": goal.days,
+        **({"parallelism": kept} if kept else {}),
     }
     model.pop("hf_config", None)  # read once by the goal; the written manifest carries its values
     if goal.model_name and "name" not in model and goal.model_name in _model_names():
@@ -267,6 +271,8 @@ class Layouts:
     def __init__(self, goal: Goal, spec: dict[str, Any], per_node: int, policy: dict[str, float]):
         self.plan = plan_data(goal)
         del self.plan["target_duration_days"]
+        self.offload = self.plan.get("parallelism") or {}  # what the draft fixes beside the searched degrees
+        self.choose_interval = goal.checkpoint_minutes is None  # each layout gets its own (layout_facts)
         self.pool: dict[str, Any] = {"name": "gpu", "count": 1, **spec}
         if not has_compute_nics(spec):
             self.pool["nics"] = chosen_nics(per_node, policy)
@@ -285,7 +291,7 @@ class Layouts:
     def _lay_out(self, shape: tuple, n: int) -> dict[str, Any]:
         """Lay the data out as `shape` on n GPUs; its plan settings."""
         t, p, v, c, e, zero, recompute, mb = shape
-        self.plan["parallelism"] = Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()
+        self.plan["parallelism"] = {**self.offload, **Layout(t, p, n // (t * p * c), zero, recompute, mb, v, c, e).parallelism()}
         self.plan["micro_batch_size"] = mb
         self.pool["count"] = n // self.per_node
         if shape not in self.settings:
@@ -295,7 +301,8 @@ class Layouts:
     def facts(self, shape: tuple, n: int) -> dict[str, Any]:
         if (shape, n) not in self.known:
             cfg = self._lay_out(shape, n)
-            self.known[shape, n] = f = layout_facts(self.data, self.policy, self.node, self.memories.get((shape, n)), cfg)
+            self.known[shape, n] = f = layout_facts(self.data, self.policy, self.node, self.memories.get((shape, n)), cfg,
+                                                    self.choose_interval)
             if not self.floor and not isinstance(f["training"]["days"], Unknown):
                 self.floor = f["training"]["compute_seconds"] * n / 86400
         return self.known[shape, n]

@@ -152,8 +152,15 @@ def render(result: Sizing, every: bool = False) -> str:
         c = cells(best)
         fabric = "" if c[10] == "-" else f"network {c[10]}" + ("" if "switch" in c[10] else " leaf/spine/core") + ", "
         racks = f"racks {c[16]}" if best.design.get("racks") else "racks: give --rack-kw"
-        out += _wrap(f"#1 {fabric}storage {c[11]} TB at {c[12]} GB/s read/write, {racks}; "
+        every = best.design.get("interval_minutes")
+        every = f" (a checkpoint every {_n(every)} minutes, chosen as above)" if every else ""
+        out += _wrap(f"#1 {fabric}storage {c[11]} TB at {c[12]} GB/s read/write{every}, {racks}; "
                      + ("review: " + _review(best) if best.confirmed else "not reviewed"), "  ", "  ")
+        nvme = best.design.get("local_nvme")
+        if nvme:
+            out += _wrap(f"#1 local NVMe per node: {_n(nvme['usable_tb'], 2)} TB usable for {_n(nvme['offload_tb'], 3)} TB of "
+                         f"states offloaded to it (ZeRO-Infinity, Rajbhandari et al. 2021) + {_n(nvme['staging_tb'], 3)} TB "
+                         "of checkpoint staging (MEM005)", "  ", "  ")
     dropped = [(c.gpu, c.dropped) for c in result.results if not c.rows]
     if dropped or result.not_candidates:
         out.append("")
