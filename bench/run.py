@@ -465,6 +465,50 @@ def precommit_commit(reps: int) -> None:
     print(f"\nhwlint's commit / yamllint's: {hw / yl:.2f}x\n")
 
 
+def config_chains(reps: int, per_team: int = 50) -> None:
+    """Issue 31, item 5: nested configs cost (nearly) nothing. Two repositories with the same
+    manifests (`per_team` in each of two team folders): one with the root's .hwlint.yaml alone,
+    one where each team folder adds its own config under it (a tightened floor, as the gate
+    allows). One manifest, then the whole repository, round-robin, against yamllint."""
+    hwlint = tool("hwlint")
+    env = {"GIT_CONFIG_GLOBAL": os.devnull}
+    with tempfile.TemporaryDirectory() as tmp:
+        repos = {}
+        for name in ("root config only", "root + two team configs"):
+            repo = Path(tmp) / name.replace(" ", "-").replace("+", "and")
+            for team in ("a", "b"):
+                (repo / "teams" / team).mkdir(parents=True)
+                write_copies(repo / "teams" / team, per_team)
+                if "team" in name:
+                    (repo / "teams" / team / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 30}\n")
+            (repo / ".hwlint.yaml").write_text("policy: {power_headroom_pct: 25}\n")
+            subprocess.run(["git", "init", "-q", str(repo)], check=True, env={**os.environ, **env})
+            repos[name] = repo
+        one = sorted((Path(tmp) / "root-and-two-team-configs" / "teams" / "a").glob("*.hw.yaml"))[0]
+        rows = {f"hwlint check FILE, {name}": ([hwlint, "check", str(repo / "teams" / "a" / one.name)], env)
+                for name, repo in repos.items()}
+        if tool("yamllint"):
+            rows["yamllint -d relaxed FILE"] = ([tool("yamllint"), "-d", "relaxed", str(one)], None)
+        rows.update({f"hwlint check . ({2 * per_team} manifests), {name}": ([hwlint, "check", str(repo)], env)
+                     for name, repo in repos.items()})
+        results = interleaved(rows, reps)
+    print(f"## Config chains: a root config alone against a root and two team configs ({reps} runs each, round-robin)\n")
+    print("| command | median wall | median CPU |")
+    print("| --- | ---: | ---: |")
+    for label, (median, _) in results.items():
+        print(f"| `{label}` | {ms(median)} | {ms(statistics.median(CPU[label]))} |")
+    single = [label for label in results if label.startswith("hwlint check FILE")]
+    whole = [label for label in results if label.startswith("hwlint check .")]
+    print()
+    if "yamllint -d relaxed FILE" in results:
+        peer = results["yamllint -d relaxed FILE"][0]
+        print(f"One manifest under two configs / yamllint -d relaxed: {results[single[1]][0] / peer:.2f}x wall, "
+              f"{statistics.median(CPU[single[1]]) / statistics.median(CPU['yamllint -d relaxed FILE']):.2f}x CPU")
+    print(f"The repository with team configs / with the root's alone: {results[whole[1]][0] / results[whole[0]][0]:.2f}x wall, "
+          f"{statistics.median(CPU[whole[1]]) / statistics.median(CPU[whole[0]]):.2f}x CPU; one manifest: "
+          f"{results[single[1]][0] / results[single[0]][0]:.2f}x wall\n")
+
+
 def grown(pools: int) -> str:
     """The typical manifest with `pools` node pools: its two, plus small storage pools."""
     sys.path.insert(0, str(ROOT))
@@ -548,6 +592,7 @@ def main() -> None:
     parser.add_argument("--skip-base", action="store_true")
     parser.add_argument("--skip-precommit", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
+    parser.add_argument("--skip-configs", action="store_true", help="skip the config-chain runs (issue 31, item 5)")
     parser.add_argument("--imports", action="store_true", help="also print the import-time profile")
     parser.add_argument("--team-rules", action="store_true", help="also time a cold build of a team's rule folder")
     parser.add_argument("--instructions", action="store_true",
@@ -569,6 +614,8 @@ def main() -> None:
         precommit_commit(max(5, args.reps // 2))
     if not args.skip_growth:
         growth(args.reps)
+    if not args.skip_configs:
+        config_chains(args.reps)
     if args.imports:
         imports()
     if args.team_rules:

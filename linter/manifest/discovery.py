@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -166,6 +165,8 @@ def _git_files(folder: str) -> list[str] | None:
     absolute = Path(os.path.abspath(folder))
     if not any((candidate / ".git").exists() for candidate in (absolute, *absolute.parents)):
         return None
+    import subprocess  # only to list a folder: a check of named files starts no process
+
     try:
         listed = subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", folder, "ls-files", "-z", "--cached",
                                  "--others", "--exclude-standard"], capture_output=True, timeout=60, check=False)

@@ -225,9 +225,35 @@ def load_text(text: str, path: str = "<string>") -> Document:
 
 @lru_cache(maxsize=1)
 def _yaml() -> Any:
-    import yaml
-
+    """PyYAML, imported with the patterns its modules compile as they load (the reader's and the
+    resolver's, some 9 ms of a check's start) left to compile on first use: they serve its
+    pure-Python loader, which runs only where libyaml is missing, and its dumper; libyaml's
+    parser and this module's own scalar rules use none of them."""
+    compile_now = re.compile
+    re.compile = _Pattern
+    try:
+        import yaml
+    finally:
+        re.compile = compile_now
     return yaml
+
+
+class _Pattern:
+    """A compiled pattern, compiled when first used."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self._args, self._compiled = (args, kwargs), None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            args, kwargs = self._args
+            self._compiled = _COMPILE(*args, **kwargs)
+        return getattr(self._compiled, name)
+
+
+_COMPILE = re.compile
 
 
 def _parser(text: str) -> Any:
