@@ -62,17 +62,19 @@ RECHECK = 256  # files the workers review before one process's pace is measured 
 RECHECK_MAX = 4096
 RETRY = 2 * TRIED_FROM  # files reviewed here before workers that lost are tried again (doubling)
 
-_work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence), inherited by the forked workers
+_work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence, place_all), inherited by the forked workers
 
 
 def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any,
-                 progress: Callable[[int], None] | None = None, config: Any = None, evidence: bool = False) -> Iterator[Any]:
+                 progress: Callable[[int], None] | None = None, config: Any = None, evidence: bool = False,
+                 place_all: bool = True) -> Iterator[Any]:
     """One review per file, in order, each as soon as it and those before it are done (the
     caller writes it and lets it go); `progress(done)` is called as they complete.
-    `evidence`: render the passing rules' evidence (for the JSON report). Close the iterator
+    `evidence`: render the passing rules' evidence (for the JSON report); `place_all` false:
+    only the failing results are placed (review.review_document). Close the iterator
     when stopping early: that ends the workers."""
     jobs, forced = _jobs(len(files))
-    run = _Run(files, jobs, (pack, tier, selected, config, evidence), progress)
+    run = _Run(files, jobs, (pack, tier, selected, config, evidence, place_all), progress)
     try:
         if jobs == 1:
             yield from run.here(len(files))
@@ -118,9 +120,9 @@ class _Run:
         """The reviews of files[done:upto], made in this process."""
         from linter.engine.review import review_file
 
-        pack, tier, selected, config, evidence = self.work
+        pack, tier, selected, config, evidence, place_all = self.work
         for path in self.files[self.done:upto]:
-            yield self._delivered(review_file(path, pack, tier, selected, config, evidence))
+            yield self._delivered(review_file(path, pack, tier, selected, config, evidence, place_all))
 
     def _delivered(self, review: Any) -> Any:
         self.done += 1
@@ -295,6 +297,6 @@ def _kill(pool: Any) -> None:
 def _review_chunk(paths: Sequence[str]) -> list[Any]:
     from linter.engine.review import review_file
 
-    pack, tier, selected, config, evidence = _work
-    return [review_file(path, pack, tier, selected, config, evidence) for path in paths]
+    pack, tier, selected, config, evidence, place_all = _work
+    return [review_file(path, pack, tier, selected, config, evidence, place_all) for path in paths]
 

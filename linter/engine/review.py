@@ -89,9 +89,9 @@ def fixed_today(text: str) -> dt.date:
 
 
 def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None,
-                evidence: bool = False) -> Review:
+                evidence: bool = False, place_all: bool = True) -> Review:
     try:
-        return review_document(load_file(path), pack, tier, selected, config, evidence=evidence)
+        return review_document(load_file(path), pack, tier, selected, config, evidence=evidence, place_all=place_all)
     except InputError as exc:
         return not_loaded(path, exc)
     except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the others' reviews
@@ -107,11 +107,14 @@ def not_loaded(path: str, exc: InputError) -> Review:
 
 
 def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None,
-                    config: Config | None = None, on: dt.date | None = None, evidence: bool = False) -> Review:
+                    config: Config | None = None, on: dt.date | None = None, evidence: bool = False,
+                    place_all: bool = True) -> Review:
     """Review one manifest as its chosen option makes it. `selected` (a config.Selection, or
     any id -> bool) picks the rules; `config` brings the organisation's policy floors; `on`
     judges dates as of that day; `evidence` renders each passing rule's evidence in words (the
-    checklist and the JSON report show it; it costs about a third of a review). With procurement
+    checklist and the JSON report show it; it costs about a third of a review); `place_all` false
+    places only the failing results (their path, line and the values their rules read): what the
+    text report (not verbose) and a base version under --base read of a review. With procurement
     options, each option is judged by the whole pack as its own version of the manifest, the
     chosen one last: `Review.options` holds their figures and results, and facts.options the
     recommendation among them (BUY009 reads it)."""
@@ -128,13 +131,14 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         return review
     names = option_names(doc.data)
     if not names:
-        return _judge(review, doc, pack, tier, selected, config, on, evidence)
+        return _judge(review, doc, pack, tier, selected, config, on, evidence, place_all=place_all)
     chosen = doc.data["procurement"]["chosen"]
     variants = {name: replace(doc, data=with_option(doc.data, name)) for name in names}
     others = {}
     for name in names:
         if name != chosen:
-            others[name] = _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on)
+            others[name] = _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on,
+                                  place_all=place_all)
             if others[name].file_findings:  # e.g. an option that names a system the catalog does not have
                 review.results = others[name].file_findings
                 return review
@@ -149,7 +153,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
               **{key: every[o["name"]].facts["procurement"][key] for key in ("total_cost", "ready_date")}}
              for o in review.options], money["start_date"], money["project_months"], chosen)}
 
-    return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare)
+    return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare, place_all)
 
 
 def quotes_of(money: dict[str, Any]) -> list[dict[str, Any]]:
@@ -191,7 +195,7 @@ def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
 
 
 def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, selected: Any,
-           config: Config, on: dt.date, evidence: bool = False, compare: Any = None) -> Review:
+           config: Config, on: dt.date, evidence: bool = False, compare: Any = None, place_all: bool = True) -> Review:
     """Catalog, model, facts, tier, rules and waivers for one (valid) manifest. `compare`, given
     the review with its rules run and waivers applied, returns facts.options: the rules that
     read it (pending until then) run once more with it, before the waivers apply."""
@@ -248,7 +252,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
                 review.deselected.append({"rule_id": rule.id, "title": rule.spec.title, "severity": rule.spec.severity,
                                           "never_skip": rule.spec.never_skip, "how": how})
                 continue
-            result = evaluate(rule, doc, data, facts, primary, review.tier, holding, evidence, views)
+            result = evaluate(rule, doc, data, facts, primary, review.tier, holding, evidence, views, place_all)
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
@@ -264,7 +268,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
             for i, result in enumerate(review.results):
                 if result.status == "pending" and NOT_COMPARED in result.missing:
                     review.results[i] = evaluate(pack.get(result.rule_id), doc, data, facts, primary, review.tier,
-                                                 holding, evidence, views)
+                                                 holding, evidence, views, place_all)
             _raise_severities(review.results, config)
     review.waivers = list(data.get("waivers", []))
     waive(review.results)
@@ -436,9 +440,11 @@ def _views(data: dict, facts: dict, primary: dict | None) -> tuple[dict[str, Any
 
 def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str,
              holding: dict[str, str] | None = None, evidence: bool = True,
-             views: tuple[dict[str, Any], dict] | None = None) -> Result:
+             views: tuple[dict[str, Any], dict] | None = None, place_all: bool = True) -> Result:
     """`rule`'s result on a manifest. `views`: `_views(data, facts, primary)`, shared by the
-    rules of one manifest (its recorder is cleared here for each)."""
+    rules of one manifest (its recorder is cleared here for each). `place_all` false: a result
+    that does not fail keeps no place (path, line: 1, 1) and no values read, which nothing
+    shown then reads; its status, reason and what it is missing are the same."""
     from linter.engine.sandbox import MissingData, RuleTimeout, time_budget, unaddressed
 
     spec = rule.spec
@@ -481,6 +487,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     result.reason = f"applies only when {spec.applies_when or spec.when}"
                     return result
                 holds = rule.require.run(scope)
+                if holds and not place_all and not evidence:
+                    return result
                 locate()
                 result.facts = read_values(recorder)
                 if holds:
@@ -499,12 +507,16 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     result.message = one_line(rule.message.render_in(scope))
                     result.fix = one_line(rule.fix.render_in(scope))
             except MissingData as exc:
-                locate()
+                if place_all:
+                    locate()
+                else:  # no place, even one a failing `each` item had given it
+                    result.path, result.line, result.column = "", 1, 1
                 result.items, result.message = [], ""  # an item `each` could not judge: pending, not a partial list
                 result.status = "pending"
                 result.missing = sorted(set(exc.needs))
                 result.reason = "needs " + ", ".join(result.missing)
-                result.facts = read_values(recorder)
+                if place_all:
+                    result.facts = read_values(recorder)
     except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
         result.reason = f"rule error: {type(exc).__name__}: {unaddressed(str(exc))}"
