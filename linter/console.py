@@ -723,9 +723,9 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
         pack = _report_pack(groups, rule_dirs, catalogs, cache)
         docs_url = _docs_url(docs_url, groups[0].config)
         evidence = any(fmt == "json" for fmt, _ in outputs)  # only the JSON report shows the evidence in words
-        # the text report shows where a result is only for what fails (and, verbose, what is pending);
-        # every other report, and --base's comparison, reads every result's place
-        place_all = verbose or base is not None or any(fmt != "text" for fmt, _ in outputs)
+        # the text report shows where a result is only for what fails (and, verbose, what is pending),
+        # and --base compares failures alone (engine/changes.py); every other report reads every place
+        place_all = verbose or any(fmt != "text" for fmt, _ in outputs)
         on_disk = [p for p in paths if p != "-"]
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
         options = dict(verbose=verbose, quiet=quiet, statistics=statistics, max_chars=max_chars, docs_url=docs_url,

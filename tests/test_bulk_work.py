@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, ROOT
 
 CLEAN = EXAMPLES / "multi-node-pretrain.hw.yaml"  # 58 rules pass, one fails and is waived
 FLAWED = EXAMPLES / "flawed-cluster.hw.yaml"
@@ -51,3 +51,66 @@ def test_the_text_report_is_the_same_as_where_every_result_is_placed(hwlint, tmp
     both = hwlint("check", "--format", "text", "--format", f"json:{tmp_path / 'r.json'}", *files)
     assert (alone.code, alone.out) == (both.code, both.out)
     assert alone.out.count("\n") > len(files)  # findings, not only the summaries
+
+
+def git(cwd, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(cwd), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def edited_repo(tmp_path):
+    """A repository with two manifests committed, both edited since: the clean one grows, the
+    flawed one fixes a finding and gains one."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "clean.hw.yaml").write_text(CLEAN.read_text())
+    (root / "flawed.hw.yaml").write_text(FLAWED.read_text())
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    (root / "clean.hw.yaml").write_text(CLEAN.read_text().replace("count: 32", "count: 36", 1))
+    flawed = FLAWED.read_text().replace("precision: bf16", "precision: fp16", 1)
+    (root / "flawed.hw.yaml").write_text(flawed)
+    return root
+
+
+def test_base_compares_the_failures_and_places_nothing_else(hwlint, placed, monkeypatch, edited_repo):
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    monkeypatch.chdir(edited_repo)
+    run = hwlint("check", "--base", "HEAD", "clean.hw.yaml", "flawed.hw.yaml")
+    assert "against HEAD" in run.out and " resolved" in run.out, run.out
+    import re
+
+    shown = len(re.findall(r"^[a-z]+\.hw\.yaml:\d+:\d+: ", run.out, re.M))  # the new versions' failures
+    resolved = run.out.count("  resolved: ")
+    # each version's failures only: the new ones, and at the base those still open and those resolved
+    assert 0 < placed["count"] <= 2 * shown + resolved, (placed["count"], shown, resolved, run.out)
+
+
+def test_base_text_report_is_the_same_as_where_every_result_is_placed(hwlint, monkeypatch, edited_repo, tmp_path):
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    monkeypatch.chdir(edited_repo)
+    alone = hwlint("check", "--base", "HEAD", "clean.hw.yaml", "flawed.hw.yaml")
+    both = hwlint("check", "--base", "HEAD", "--format", "text", "--format", f"json:{tmp_path / 'r.json'}",
+                  "clean.hw.yaml", "flawed.hw.yaml")
+    assert (alone.code, alone.out) == (both.code, both.out)
+    assert "introduced" in alone.out and "resolved" in alone.out
+
+
+def test_an_at_that_could_run_long_still_runs_for_a_passing_rule(hwlint, tmp_path, monkeypatch):
+    """A result the text report does not place still runs an `at` that loops: its timeout is the
+    rule's error in every report, as when every result is placed."""
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    monkeypatch.setenv("HWLINT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    hostile = (ROOT / "tests" / "hostile_rule_folders" / "at-template-timeout" / "hostile.yaml").read_text()
+    (folder / "hostile.yaml").write_text(hostile.replace("manifest.tier == 'x'", "manifest.plan.goal is defined"))
+    for options in ((), ("--format", "json")):
+        run = hwlint("check", "--rules", folder, *options, CLEAN)
+        assert run.code == 2, run.out[-2000:]
+        assert "rule GPU900: rule error: RuleTimeout" in run.out, run.out[-2000:]

@@ -229,23 +229,26 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     facts["catalog_bounds"] = {"checked": resolved.bounds_checked, "exceeded": resolved.exceeded,
                                "overrides": resolved.overrides, "replaced": resolved.replaced,
                                "team_parts": [r.name for r in resolved.refs if r.origin and r.origin != "built-in"]}
-    inferred, inferred_reason, undecided = infer_tier(pack, data, facts)
-    if not undecided:
-        review.tier_inferred, review.tier_inferred_reason = inferred, inferred_reason
-    review.tier, review.tier_reason = choose_tier(data, tier, inferred, inferred_reason, undecided)
-    facts["tier"] = review.tier
-    facts["tier_inferred"] = Unknown(undecided) if undecided else inferred
-    facts["tier_inferred_reason"] = Unknown(undecided) if undecided else inferred_reason.removeprefix("inferred: ")
-    facts["tier_rank"] = {t["name"]: rank for rank, t in enumerate(pack.tiers)}  # smallest first
-    facts["options"] = {"names": [o["name"] for o in data.get("procurement", {}).get("options", [])],
-                        "recommendation": Unknown((NOT_COMPARED,))}
-    review.facts = facts
-    primary = _primary_pool(data, facts)
-    holding = review.conditions = conditions(pack, data, facts)
     from linter.engine.sandbox import pack_budget
 
-    views = _views(data, facts, primary)  # one view of this manifest for all its rules
-    with pack_budget():  # the whole pack shares one budget per manifest, besides each rule's own
+    # the whole pack (its tiers, conditions and rules) shares one budget per manifest, besides each
+    # test's and rule's own: one CPU timer for them all, not one set and cleared per tier test
+    with pack_budget():
+        inferred, inferred_reason, undecided = infer_tier(pack, data, facts)
+        if not undecided:
+            review.tier_inferred, review.tier_inferred_reason = inferred, inferred_reason
+        review.tier, review.tier_reason = choose_tier(data, tier, inferred, inferred_reason, undecided)
+        facts["tier"] = review.tier
+        facts["tier_inferred"] = Unknown(undecided) if undecided else inferred
+        facts["tier_inferred_reason"] = Unknown(undecided) if undecided else inferred_reason.removeprefix("inferred: ")
+        facts["tier_rank"] = {t["name"]: rank for rank, t in enumerate(pack.tiers)}  # smallest first
+        facts["options"] = {"names": [o["name"] for o in data.get("procurement", {}).get("options", [])],
+                            "recommendation": Unknown((NOT_COMPARED,))}
+        review.facts = facts
+        primary = _primary_pool(data, facts)
+        holding = review.conditions = conditions(pack, data, facts)
+
+        views = _views(data, facts, primary)  # one view of this manifest for all its rules
         for rule in pack.rules:
             if selected is not None and not selected(rule.id):
                 how = selected.dropped(rule.id) if hasattr(selected, "dropped") else "deselected"
@@ -444,7 +447,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
     """`rule`'s result on a manifest. `views`: `_views(data, facts, primary)`, shared by the
     rules of one manifest (its recorder is cleared here for each). `place_all` false: a result
     that does not fail keeps no place (path, line: 1, 1) and no values read, which nothing
-    shown then reads; its status, reason and what it is missing are the same."""
+    shown then reads; its status, reason and what it is missing are the same, and its `at`
+    still runs (a rule error there is reported as ever)."""
     from linter.engine.sandbox import MissingData, RuleTimeout, time_budget, unaddressed
 
     spec = rule.spec
@@ -455,17 +459,21 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         citations=list(spec.cite), file=doc.path,
     )
 
-    def locate() -> None:
+    def locate(place: bool = True) -> None:
+        """The result's path and line; `place` false: only the `at` template run (within the
+        rule's budget, whose timeout is the rule's error however the result is reported)."""
         try:
             if type(spec.at) is str and renders_as_itself(spec.at):
-                result.path = spec.at.strip()  # no template to run
+                path = spec.at.strip()  # no template to run
             else:
-                result.path = rule.at.render_in(scope).strip()
+                path = rule.at.render_in(scope).strip()
         except RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback
             raise
         except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
-            result.path = spec.at.split("{")[0].rstrip(".[")
-        result.line, result.column = doc.position(_path_key(result.path) if result.path else ())
+            path = spec.at.split("{")[0].rstrip(".[")
+        if place:
+            result.path = path
+            result.line, result.column = doc.position(_path_key(path) if path else ())
 
     if not rule.applies_at(tier):
         result.status = "skipped"
@@ -488,6 +496,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     return result
                 holds = rule.require.run(scope)
                 if holds and not place_all and not evidence:
+                    if not _straight_at(rule):  # an `at` that could run long runs, its budget as ever
+                        locate(False)
                     return result
                 locate()
                 result.facts = read_values(recorder)
@@ -507,9 +517,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     result.message = one_line(rule.message.render_in(scope))
                     result.fix = one_line(rule.fix.render_in(scope))
             except MissingData as exc:
-                if place_all:
-                    locate()
-                else:  # no place, even one a failing `each` item had given it
+                locate(place_all)
+                if not place_all:  # no place, even one a failing `each` item had given it
                     result.path, result.line, result.column = "", 1, 1
                 result.items, result.message = [], ""  # an item `each` could not judge: pending, not a partial list
                 result.status = "pending"
@@ -581,6 +590,21 @@ def _plan_results(rules: list[Rule], plan: dict) -> list[Result]:
 
 
 _path_key = lru_cache(maxsize=4096)(undotted)  # a rule's `at` is the same path for most manifests
+_STRAIGHT: dict[str, bool] = {}  # an `at` template's source -> whether it surely runs within its budget
+
+
+def _straight_at(rule: Rule) -> bool:
+    """Whether the rule's `at` is plain text or a template that surely runs within its budget
+    (sandbox.straight_line): then a result that shows no place need not run it. Once per source."""
+    at = rule.spec.at
+    if type(at) is not str:
+        return False
+    found = _STRAIGHT.get(at)
+    if found is None:
+        from linter.engine.sandbox import straight_line
+
+        found = _STRAIGHT[at] = renders_as_itself(at) or straight_line(rule.at)
+    return found
 
 
 def read_values(recorder: dict) -> dict[str, Any]:

@@ -1139,6 +1139,37 @@ def from_code(code: types.CodeType, kind: str) -> Compiled:
     return Compiled(namespace["rule"], code, kind)
 
 
+# What a template may call and still run in a time bounded by its own length: reads of the
+# manifest's views and names, its text written out, `default` (the one O(1) filter rules use there).
+_STRAIGHT_NAMES = frozenset({"_Writer", "write", "_resolve", "_gp", "_ga", "_gi", "_F", "_else"})
+_STRAIGHT_FILTERS = frozenset({"default", "d"})
+_LOOPING = frozenset(code for name, code in __import__("opcode").opmap.items()
+                     if name in ("FOR_ITER", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"))
+
+
+def straight_line(compiled: Any) -> bool:
+    """Whether a compiled template (Compiled or Deferred) surely runs within its budget: no
+    loop, no comprehension, no call of a function or of a filter but `default`, no operator;
+    only views read and text written, each step bounded by the view's limits. Such a template
+    cannot time out, nor fail but by a fallback, so a result nobody is shown need not run it.
+    Anything else (or code this cannot read) is not."""
+    try:
+        outer = compiled.hwlint_code
+        inner = [c for c in outer.co_consts if isinstance(c, types.CodeType)]
+        if len(inner) != 1:
+            return False
+        code = inner[0]
+        if any(isinstance(c, types.CodeType) for c in code.co_consts) or not set(code.co_names) <= _STRAIGHT_NAMES:
+            return False
+        if "_F" in code.co_names and any(type(c) is str and c in FILTERS and c not in _STRAIGHT_FILTERS
+                                         for c in code.co_consts):
+            return False
+        raw = code.co_code
+        return not any(raw[i] in _LOOPING for i in range(0, len(raw), 2))
+    except Exception:  # noqa: BLE001 - not a template this can read: run it
+        return False
+
+
 class Deferred:
     """An expression or template built the first time it runs, by `from_code`, from its
     marshalled code (a cached pack) or from the Python source the compiler wrote (`source`:
