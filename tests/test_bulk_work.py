@@ -114,3 +114,28 @@ def test_an_at_that_could_run_long_still_runs_for_a_passing_rule(hwlint, tmp_pat
         run = hwlint("check", "--rules", folder, *options, CLEAN)
         assert run.code == 2, run.out[-2000:]
         assert "rule GPU900: rule error: RuleTimeout" in run.out, run.out[-2000:]
+
+
+def test_the_collector_does_not_pass_over_every_review(hwlint, tmp_path, monkeypatch):
+    """Most of a review's objects go with their reference counts: the cyclic collector, which
+    ran about once a manifest, runs a few times in a run of a hundred, and the settings it had
+    are back once the run ends."""
+    import gc
+
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    text = CLEAN.read_text()
+    files = []
+    for i in range(100):
+        files.append(tmp_path / f"c{i:03d}.hw.yaml")
+        files[-1].write_text(text.replace("name: atlas-70b pretraining cluster", f"name: cluster {i}", 1))
+    before = gc.get_threshold(), gc.get_freeze_count()
+    passes = []
+    collecting = lambda phase, info: passes.append(info["generation"]) if phase == "start" else None  # noqa: E731
+    gc.callbacks.append(collecting)
+    try:
+        run = hwlint("check", *files)
+    finally:
+        gc.callbacks.remove(collecting)
+    assert run.code == 0 and run.out.count(" 0 failing") == 100
+    assert len(passes) < 25 and 2 not in passes, passes
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

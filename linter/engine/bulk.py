@@ -75,6 +75,7 @@ def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: An
     when stopping early: that ends the workers."""
     jobs, forced = _jobs(len(files))
     run = _Run(files, jobs, (pack, tier, selected, config, evidence, place_all), progress)
+    frozen = _freeze()
     try:
         if jobs == 1:
             yield from run.here(len(files))
@@ -85,6 +86,44 @@ def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: An
             yield from run.timed()
     finally:
         run.close()
+        if frozen:
+            _unfreeze()
+
+
+YOUNG_OBJECTS = 5000  # container objects alive beyond those freed before the young generation is collected:
+# one review keeps between 700 (Python's default, so one collection per manifest) and 2,000 alive at its peak
+
+_collector: list[Any] = []  # (the thresholds before) while review_files runs, one per run
+
+
+def _freeze() -> bool:
+    """The cyclic garbage collector for the run: what exists before the reviews (the rule pack,
+    its catalog, the compiled rules, the modules), built once and alive all along, out of its
+    passes (it was traversed by every full collection, and a forked worker's pages stay shared);
+    and the young generation collected once YOUNG_OBJECTS containers are alive beyond those
+    freed, not at every review's peak (most of a review's objects are freed by their reference
+    counts as it ends). `_unfreeze` puts both back when the last such run ends."""
+    import gc
+
+    if not gc.isenabled():
+        return False
+    if not _collector:
+        gc.freeze()
+        before = gc.get_threshold()
+        gc.set_threshold(max(before[0], YOUNG_OBJECTS), *before[1:])
+        _collector.append(before)
+    else:
+        _collector.append(_collector[-1])
+    return True
+
+
+def _unfreeze() -> None:
+    import gc
+
+    before = _collector.pop()
+    if not _collector:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 def _jobs(count: int) -> tuple[int, bool]:
