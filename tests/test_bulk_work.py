@@ -139,3 +139,23 @@ def test_the_collector_does_not_pass_over_every_review(hwlint, tmp_path, monkeyp
     assert run.code == 0 and run.out.count(" 0 failing") == 100
     assert len(passes) < 25 and 2 not in passes, passes
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_a_rule_does_not_read_the_cpu_clock(hwlint, monkeypatch):
+    """Each rule runs under its budget without reading the CPU clock (a system call, about
+    as long as a simple rule): the pack's periodic timer counts them. Its own limits still
+    hold: tests/test_sandbox_limits.py and tests/test_hostile_rules.py."""
+    import linter.engine.sandbox as sandbox
+
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    reads = [0]
+    clock = sandbox.cpu_time
+
+    def counted() -> float:
+        reads[0] += 1
+        return clock()
+
+    monkeypatch.setattr(sandbox, "cpu_time", counted)
+    run = hwlint("check", CLEAN, FLAWED)
+    assert run.code == 1 and " passed" in run.out
+    assert reads[0] <= 2 * 3, reads[0]  # about 70 rules a manifest ran: one reading each before
