@@ -93,7 +93,7 @@ def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: An
 YOUNG_OBJECTS = 5000  # container objects alive beyond those freed before the young generation is collected:
 # one review keeps between 700 (Python's default, so one collection per manifest) and 2,000 alive at its peak
 
-_collector: list[Any] = []  # (the thresholds before) while review_files runs, one per run
+_collector: list[Any] = []  # (the thresholds before, whether this froze) while review_files runs, one per run
 
 
 def _freeze() -> bool:
@@ -108,10 +108,12 @@ def _freeze() -> bool:
     if not gc.isenabled():
         return False
     if not _collector:
-        gc.freeze()
+        froze = gc.get_freeze_count() == 0  # a host program's own frozen objects stay as it left them
+        if froze:
+            gc.freeze()
         before = gc.get_threshold()
         gc.set_threshold(max(before[0], YOUNG_OBJECTS), *before[1:])
-        _collector.append(before)
+        _collector.append((before, froze))
     else:
         _collector.append(_collector[-1])
     return True
@@ -120,10 +122,11 @@ def _freeze() -> bool:
 def _unfreeze() -> None:
     import gc
 
-    before = _collector.pop()
+    before, froze = _collector.pop()
     if not _collector:
         gc.set_threshold(*before)
-        gc.unfreeze()
+        if froze:
+            gc.unfreeze()
 
 
 def _jobs(count: int) -> tuple[int, bool]:
