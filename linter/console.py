@@ -723,6 +723,9 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
         pack = _report_pack(groups, rule_dirs, catalogs, cache)
         docs_url = _docs_url(docs_url, groups[0].config)
         evidence = any(fmt == "json" for fmt, _ in outputs)  # only the JSON report shows the evidence in words
+        # the text report shows where a result is only for what fails (and, verbose, what is pending),
+        # and --base compares failures alone (engine/changes.py); every other report reads every place
+        place_all = verbose or any(fmt != "text" for fmt, _ in outputs)
         on_disk = [p for p in paths if p != "-"]
         progress = Progress(len(on_disk), not quiet and sys.stderr.isatty())
         options = dict(verbose=verbose, quiet=quiet, statistics=statistics, max_chars=max_chars, docs_url=docs_url,
@@ -736,7 +739,7 @@ def run_check(files: Sequence[str] = (), formats: tuple[str, ...] = (), output: 
             writers.append(writer(fmt, pack, targets[-1].write, **options) if base is None else None)
         kept: list[Any] | None = [] if None in writers else None
         read_in: dict[str, bytes] = {}  # standard input, by the name it is reported under
-        reviewed = _reviewed(paths, group_of, review_files, progress, tier, stdin_name, read_in, evidence)
+        reviewed = _reviewed(paths, group_of, review_files, progress, tier, stdin_name, read_in, evidence, place_all)
         try:
             for group, review in reviewed:
                 group.tally.add(review)
@@ -807,7 +810,7 @@ def relaxed_code(changes: list[Any], fail_on: str | None) -> int:
 
 
 def _reviewed(paths: list[str], group_of: list[Group], review_files: Any, progress: Progress, tier: str | None,
-              stdin_name: str, read_in: dict[str, bytes], evidence: bool) -> Any:
+              stdin_name: str, read_in: dict[str, bytes], evidence: bool, place_all: bool = True) -> Any:
     """(group, review) for each of `paths`, in order: each run of paths under one config is
     reviewed as one batch (worker processes may take it), standard input here."""
     done = 0
@@ -820,12 +823,12 @@ def _reviewed(paths: list[str], group_of: list[Group], review_files: Any, progre
         batch = paths[at:end]
         on_disk = [p for p in batch if p != "-"]
         reviewed = review_files(on_disk, group.pack, tier, group.selected, config=group.config, evidence=evidence,
-                                progress=lambda n, before=done: progress(before + n))
+                                progress=lambda n, before=done: progress(before + n), place_all=place_all)
         try:
             for path in batch:
                 if path == "-":
                     yield group, _review_stdin(stdin_name, group.pack, tier, group.selected, group.config, read_in,
-                                               evidence)
+                                               evidence, place_all)
                 else:
                     yield group, next(reviewed)
         finally:
@@ -863,7 +866,7 @@ def _changes_by_group(reviews: list[Any], group_of: list[Group], base: str, tier
 
 
 def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config: Any = None,
-                  read_in: dict[str, bytes] | None = None, evidence: bool = False) -> Any:
+                  read_in: dict[str, bytes] | None = None, evidence: bool = False, place_all: bool = True) -> Any:
     from linter.engine.review import not_loaded, review_document
     from linter.manifest.loader import InputError, load_bytes, read_stream
 
@@ -876,7 +879,7 @@ def _review_stdin(name: str, pack: Any, tier: str | None, selected: Any, config:
         doc = load_bytes(raw, name)
     except InputError as exc:
         return not_loaded(name, exc)
-    return review_document(doc, pack, tier, selected, config, evidence=evidence)
+    return review_document(doc, pack, tier, selected, config, evidence=evidence, place_all=place_all)
 
 
 def list_rules(rule_dirs: Sequence[str]) -> None:

@@ -62,17 +62,20 @@ RECHECK = 256  # files the workers review before one process's pace is measured 
 RECHECK_MAX = 4096
 RETRY = 2 * TRIED_FROM  # files reviewed here before workers that lost are tried again (doubling)
 
-_work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence), inherited by the forked workers
+_work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence, place_all), inherited by the forked workers
 
 
 def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any,
-                 progress: Callable[[int], None] | None = None, config: Any = None, evidence: bool = False) -> Iterator[Any]:
+                 progress: Callable[[int], None] | None = None, config: Any = None, evidence: bool = False,
+                 place_all: bool = True) -> Iterator[Any]:
     """One review per file, in order, each as soon as it and those before it are done (the
     caller writes it and lets it go); `progress(done)` is called as they complete.
-    `evidence`: render the passing rules' evidence (for the JSON report). Close the iterator
+    `evidence`: render the passing rules' evidence (for the JSON report); `place_all` false:
+    only the failing results are placed (review.review_document). Close the iterator
     when stopping early: that ends the workers."""
     jobs, forced = _jobs(len(files))
-    run = _Run(files, jobs, (pack, tier, selected, config, evidence), progress)
+    run = _Run(files, jobs, (pack, tier, selected, config, evidence, place_all), progress)
+    frozen = _freeze()
     try:
         if jobs == 1:
             yield from run.here(len(files))
@@ -83,6 +86,47 @@ def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: An
             yield from run.timed()
     finally:
         run.close()
+        if frozen:
+            _unfreeze()
+
+
+YOUNG_OBJECTS = 5000  # container objects alive beyond those freed before the young generation is collected:
+# one review keeps between 700 (Python's default, so one collection per manifest) and 2,000 alive at its peak
+
+_collector: list[Any] = []  # (the thresholds before, whether this froze) while review_files runs, one per run
+
+
+def _freeze() -> bool:
+    """The cyclic garbage collector for the run: what exists before the reviews (the rule pack,
+    its catalog, the compiled rules, the modules), built once and alive all along, out of its
+    passes (it was traversed by every full collection, and a forked worker's pages stay shared);
+    and the young generation collected once YOUNG_OBJECTS containers are alive beyond those
+    freed, not at every review's peak (most of a review's objects are freed by their reference
+    counts as it ends). `_unfreeze` puts both back when the last such run ends."""
+    import gc
+
+    if not gc.isenabled():
+        return False
+    if not _collector:
+        froze = gc.get_freeze_count() == 0  # a host program's own frozen objects stay as it left them
+        if froze:
+            gc.freeze()
+        before = gc.get_threshold()
+        gc.set_threshold(max(before[0], YOUNG_OBJECTS), *before[1:])
+        _collector.append((before, froze))
+    else:
+        _collector.append(_collector[-1])
+    return True
+
+
+def _unfreeze() -> None:
+    import gc
+
+    before, froze = _collector.pop()
+    if not _collector:
+        gc.set_threshold(*before)
+        if froze:
+            gc.unfreeze()
 
 
 def _jobs(count: int) -> tuple[int, bool]:
@@ -118,9 +162,9 @@ class _Run:
         """The reviews of files[done:upto], made in this process."""
         from linter.engine.review import review_file
 
-        pack, tier, selected, config, evidence = self.work
+        pack, tier, selected, config, evidence, place_all = self.work
         for path in self.files[self.done:upto]:
-            yield self._delivered(review_file(path, pack, tier, selected, config, evidence))
+            yield self._delivered(review_file(path, pack, tier, selected, config, evidence, place_all))
 
     def _delivered(self, review: Any) -> Any:
         self.done += 1
@@ -295,6 +339,6 @@ def _kill(pool: Any) -> None:
 def _review_chunk(paths: Sequence[str]) -> list[Any]:
     from linter.engine.review import review_file
 
-    pack, tier, selected, config, evidence = _work
-    return [review_file(path, pack, tier, selected, config, evidence) for path in paths]
+    pack, tier, selected, config, evidence, place_all = _work
+    return [review_file(path, pack, tier, selected, config, evidence, place_all) for path in paths]
 

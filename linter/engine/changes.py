@@ -455,13 +455,14 @@ def config_changes(old: Any, new: Any) -> list[ConfigChange]:
     return out
 
 
-def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: Any, config: Any = None) -> Review:
+def review_bytes(raw: bytes, path: str, pack: Any, tier: str | None, selected: Any, config: Any = None,
+                 place_all: bool = True) -> Review:
     """Review manifest bytes that are not on disk (a base version) as if they were `path`."""
     try:
         doc = load_bytes(raw, path)
     except InputError as exc:
         return not_loaded(path, exc)
-    return review_document(doc, pack, tier, selected, config)
+    return review_document(doc, pack, tier, selected, config, place_all=place_all)
 
 
 def document_of(raw: bytes | None, path: str) -> Document | None:
@@ -476,13 +477,15 @@ def document_of(raw: bytes | None, path: str) -> Document | None:
 
 def versions(old_raw: bytes | None, path: str, pack: Any, tier: str | None, selected: Any,
              config: Any = None) -> tuple[Review | None, Document | None]:
-    """The review of a base version (None: there is none, a new manifest) and its document."""
+    """The review of a base version (None: there is none, a new manifest) and its document.
+    Only its failing results are placed (given a path): `compare` keys those alone, and reads
+    none of the others' places."""
     if old_raw is None:
         return None, None
     doc = document_of(old_raw, path)
     if doc is None:
-        return review_bytes(old_raw, path, pack, tier, selected, config), None
-    return review_document(doc, pack, tier, selected, config), doc
+        return review_bytes(old_raw, path, pack, tier, selected, config, place_all=False), None
+    return review_document(doc, pack, tier, selected, config, place_all=False), doc
 
 
 Judge = Callable[[Any], tuple[Any, Any]]  # a config -> the rule pack and selection it reviews with

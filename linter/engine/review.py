@@ -89,9 +89,9 @@ def fixed_today(text: str) -> dt.date:
 
 
 def review_file(path: str, pack: RulePack, tier: str | None = None, selected: Any = None, config: Any = None,
-                evidence: bool = False) -> Review:
+                evidence: bool = False, place_all: bool = True) -> Review:
     try:
-        return review_document(load_file(path), pack, tier, selected, config, evidence=evidence)
+        return review_document(load_file(path), pack, tier, selected, config, evidence=evidence, place_all=place_all)
     except InputError as exc:
         return not_loaded(path, exc)
     except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the others' reviews
@@ -107,11 +107,14 @@ def not_loaded(path: str, exc: InputError) -> Review:
 
 
 def review_document(doc: Document, pack: RulePack, tier: str | None = None, selected: Any = None,
-                    config: Config | None = None, on: dt.date | None = None, evidence: bool = False) -> Review:
+                    config: Config | None = None, on: dt.date | None = None, evidence: bool = False,
+                    place_all: bool = True) -> Review:
     """Review one manifest as its chosen option makes it. `selected` (a config.Selection, or
     any id -> bool) picks the rules; `config` brings the organisation's policy floors; `on`
     judges dates as of that day; `evidence` renders each passing rule's evidence in words (the
-    checklist and the JSON report show it; it costs about a third of a review). With procurement
+    checklist and the JSON report show it; it costs about a third of a review); `place_all` false
+    places only the failing results (their path, line and the values their rules read): what the
+    text report (not verbose) and a base version under --base read of a review. With procurement
     options, each option is judged by the whole pack as its own version of the manifest, the
     chosen one last: `Review.options` holds their figures and results, and facts.options the
     recommendation among them (BUY009 reads it)."""
@@ -128,13 +131,14 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         return review
     names = option_names(doc.data)
     if not names:
-        return _judge(review, doc, pack, tier, selected, config, on, evidence)
+        return _judge(review, doc, pack, tier, selected, config, on, evidence, place_all=place_all)
     chosen = doc.data["procurement"]["chosen"]
     variants = {name: replace(doc, data=with_option(doc.data, name)) for name in names}
     others = {}
     for name in names:
         if name != chosen:
-            others[name] = _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on)
+            others[name] = _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on,
+                                  place_all=place_all)
             if others[name].file_findings:  # e.g. an option that names a system the catalog does not have
                 review.results = others[name].file_findings
                 return review
@@ -149,7 +153,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
               **{key: every[o["name"]].facts["procurement"][key] for key in ("total_cost", "ready_date")}}
              for o in review.options], money["start_date"], money["project_months"], chosen)}
 
-    return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare)
+    return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare, place_all)
 
 
 def quotes_of(money: dict[str, Any]) -> list[dict[str, Any]]:
@@ -191,7 +195,7 @@ def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
 
 
 def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, selected: Any,
-           config: Config, on: dt.date, evidence: bool = False, compare: Any = None) -> Review:
+           config: Config, on: dt.date, evidence: bool = False, compare: Any = None, place_all: bool = True) -> Review:
     """Catalog, model, facts, tier, rules and waivers for one (valid) manifest. `compare`, given
     the review with its rules run and waivers applied, returns facts.options: the rules that
     read it (pending until then) run once more with it, before the waivers apply."""
@@ -225,30 +229,33 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     facts["catalog_bounds"] = {"checked": resolved.bounds_checked, "exceeded": resolved.exceeded,
                                "overrides": resolved.overrides, "replaced": resolved.replaced,
                                "team_parts": [r.name for r in resolved.refs if r.origin and r.origin != "built-in"]}
-    inferred, inferred_reason, undecided = infer_tier(pack, data, facts)
-    if not undecided:
-        review.tier_inferred, review.tier_inferred_reason = inferred, inferred_reason
-    review.tier, review.tier_reason = choose_tier(data, tier, inferred, inferred_reason, undecided)
-    facts["tier"] = review.tier
-    facts["tier_inferred"] = Unknown(undecided) if undecided else inferred
-    facts["tier_inferred_reason"] = Unknown(undecided) if undecided else inferred_reason.removeprefix("inferred: ")
-    facts["tier_rank"] = {t["name"]: rank for rank, t in enumerate(pack.tiers)}  # smallest first
-    facts["options"] = {"names": [o["name"] for o in data.get("procurement", {}).get("options", [])],
-                        "recommendation": Unknown((NOT_COMPARED,))}
-    review.facts = facts
-    primary = _primary_pool(data, facts)
-    holding = review.conditions = conditions(pack, data, facts)
     from linter.engine.sandbox import pack_budget
 
-    views = _views(data, facts, primary)  # one view of this manifest for all its rules
-    with pack_budget():  # the whole pack shares one budget per manifest, besides each rule's own
+    # the whole pack (its tiers, conditions and rules) shares one budget per manifest, besides each
+    # test's and rule's own: one CPU timer for them all, not one set and cleared per tier test
+    with pack_budget():
+        inferred, inferred_reason, undecided = infer_tier(pack, data, facts)
+        if not undecided:
+            review.tier_inferred, review.tier_inferred_reason = inferred, inferred_reason
+        review.tier, review.tier_reason = choose_tier(data, tier, inferred, inferred_reason, undecided)
+        facts["tier"] = review.tier
+        facts["tier_inferred"] = Unknown(undecided) if undecided else inferred
+        facts["tier_inferred_reason"] = Unknown(undecided) if undecided else inferred_reason.removeprefix("inferred: ")
+        facts["tier_rank"] = {t["name"]: rank for rank, t in enumerate(pack.tiers)}  # smallest first
+        facts["options"] = {"names": [o["name"] for o in data.get("procurement", {}).get("options", [])],
+                            "recommendation": Unknown((NOT_COMPARED,))}
+        review.facts = facts
+        primary = _primary_pool(data, facts)
+        holding = review.conditions = conditions(pack, data, facts)
+
+        views = _views(data, facts, primary)  # one view of this manifest for all its rules
         for rule in pack.rules:
             if selected is not None and not selected(rule.id):
                 how = selected.dropped(rule.id) if hasattr(selected, "dropped") else "deselected"
                 review.deselected.append({"rule_id": rule.id, "title": rule.spec.title, "severity": rule.spec.severity,
                                           "never_skip": rule.spec.never_skip, "how": how})
                 continue
-            result = evaluate(rule, doc, data, facts, primary, review.tier, holding, evidence, views)
+            result = evaluate(rule, doc, data, facts, primary, review.tier, holding, evidence, views, place_all)
             if result.status == "pending" and result.reason.startswith("rule error"):
                 review.rule_errors.append(f"{rule.file}:{rule.line}: rule {rule.id}: {result.reason}")
             review.results.append(result)
@@ -264,7 +271,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
             for i, result in enumerate(review.results):
                 if result.status == "pending" and NOT_COMPARED in result.missing:
                     review.results[i] = evaluate(pack.get(result.rule_id), doc, data, facts, primary, review.tier,
-                                                 holding, evidence, views)
+                                                 holding, evidence, views, place_all)
             _raise_severities(review.results, config)
     review.waivers = list(data.get("waivers", []))
     waive(review.results)
@@ -436,9 +443,12 @@ def _views(data: dict, facts: dict, primary: dict | None) -> tuple[dict[str, Any
 
 def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict | None, tier: str,
              holding: dict[str, str] | None = None, evidence: bool = True,
-             views: tuple[dict[str, Any], dict] | None = None) -> Result:
+             views: tuple[dict[str, Any], dict] | None = None, place_all: bool = True) -> Result:
     """`rule`'s result on a manifest. `views`: `_views(data, facts, primary)`, shared by the
-    rules of one manifest (its recorder is cleared here for each)."""
+    rules of one manifest (its recorder is cleared here for each). `place_all` false: a result
+    that does not fail keeps no place (path, line: 1, 1) and no values read, which nothing
+    shown then reads; its status, reason and what it is missing are the same, and its `at`
+    still runs (a rule error there is reported as ever)."""
     from linter.engine.sandbox import MissingData, RuleTimeout, time_budget, unaddressed
 
     spec = rule.spec
@@ -449,17 +459,21 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         citations=list(spec.cite), file=doc.path,
     )
 
-    def locate() -> None:
+    def locate(place: bool = True) -> None:
+        """The result's path and line; `place` false: only the `at` template run (within the
+        rule's budget, whose timeout is the rule's error however the result is reported)."""
         try:
             if type(spec.at) is str and renders_as_itself(spec.at):
-                result.path = spec.at.strip()  # no template to run
+                path = spec.at.strip()  # no template to run
             else:
-                result.path = rule.at.render_in(scope).strip()
+                path = rule.at.render_in(scope).strip()
         except RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback
             raise
         except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
-            result.path = spec.at.split("{")[0].rstrip(".[")
-        result.line, result.column = doc.position(_path_key(result.path) if result.path else ())
+            path = spec.at.split("{")[0].rstrip(".[")
+        if place:
+            result.path = path
+            result.line, result.column = doc.position(_path_key(path) if path else ())
 
     if not rule.applies_at(tier):
         result.status = "skipped"
@@ -481,6 +495,10 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     result.reason = f"applies only when {spec.applies_when or spec.when}"
                     return result
                 holds = rule.require.run(scope)
+                if holds and not place_all and not evidence:
+                    if not _straight_at(rule):  # an `at` that could run long runs, its budget as ever
+                        locate(False)
+                    return result
                 locate()
                 result.facts = read_values(recorder)
                 if holds:
@@ -499,12 +517,15 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     result.message = one_line(rule.message.render_in(scope))
                     result.fix = one_line(rule.fix.render_in(scope))
             except MissingData as exc:
-                locate()
+                locate(place_all)
+                if not place_all:  # no place, even one a failing `each` item had given it
+                    result.path, result.line, result.column = "", 1, 1
                 result.items, result.message = [], ""  # an item `each` could not judge: pending, not a partial list
                 result.status = "pending"
                 result.missing = sorted(set(exc.needs))
                 result.reason = "needs " + ", ".join(result.missing)
-                result.facts = read_values(recorder)
+                if place_all:
+                    result.facts = read_values(recorder)
     except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
         result.reason = f"rule error: {type(exc).__name__}: {unaddressed(str(exc))}"
@@ -589,6 +610,21 @@ def _plan_shape() -> Any:
 
 
 _path_key = lru_cache(maxsize=4096)(undotted)  # a rule's `at` is the same path for most manifests
+_STRAIGHT: dict[str, bool] = {}  # an `at` template's source -> whether it surely runs within its budget
+
+
+def _straight_at(rule: Rule) -> bool:
+    """Whether the rule's `at` is plain text or a template that surely runs within its budget
+    (sandbox.straight_line): then a result that shows no place need not run it. Once per source."""
+    at = rule.spec.at
+    if type(at) is not str:
+        return False
+    found = _STRAIGHT.get(at)
+    if found is None:
+        from linter.engine.sandbox import straight_line
+
+        found = _STRAIGHT[at] = renders_as_itself(at) or straight_line(rule.at)
+    return found
 
 
 def read_values(recorder: dict) -> dict[str, Any]:

@@ -291,12 +291,21 @@ class ScopeList(abc.Sequence):
 # --- the time budget: CPU time, which the machine's load does not change ---------------
 
 
+TICK = 0.05  # seconds of CPU time between the pack timer's checks: a rule stops within 2 ticks past its budget
+
+
 class _Budget(threading.local):
     armed = False  # a rule is running under its budget
     started = 0.0  # when it started (cpu_time)
     limit = TIME_BUDGET  # its budget, cut to what is left of the pack's
     deadline: float | None = None  # the pack's, for the manifest under review
     fires: float | None = None  # when (in cpu_time) the interval timer, if set, goes off
+    # while a pack's periodic timer runs (pack_budget): the rules are counted, not clocked
+    ticking = False
+    spent = False  # the pack's budget ran out: no further rule runs
+    rule = 0  # how many rules have started under the pack
+    seen = -1  # the rule the timer last saw running
+    since = 0.0  # when (cpu_time) the timer first saw it: it has run at least this long since
 
 
 _budget = _Budget()
@@ -311,6 +320,9 @@ def _set_timer(seconds: float) -> None:
 def _expire(signum: int, frame: Any) -> None:
     """The timer went off: stop the running rule if its budget is spent, else set the timer
     again for what is left of it (it was set for an earlier rule, or for the whole pack)."""
+    if _budget.ticking:
+        _tick()
+        return
     _budget.fires = None
     if not _budget.armed:
         return
@@ -323,6 +335,29 @@ def _expire(signum: int, frame: Any) -> None:
         raise RuleTimeout(f"the rule pack used more than {PACK_BUDGET:g} s of CPU time on this manifest; "
                           "this rule was stopped")
     raise RuleTimeout(f"the rule used more than {TIME_BUDGET:g} s of CPU time and was stopped")
+
+
+def _tick() -> None:
+    """The pack's periodic timer, every TICK of CPU time: the pack stops once its deadline has
+    passed; a rule once the timer has seen it run for its whole budget (it had started before
+    the tick that first saw it, so it has used at least that much: never stopped early, and
+    stopped within two ticks past it). A rule's start is never clocked: rules take microseconds,
+    and reading the CPU clock is a system call."""
+    now = cpu_time()
+    if _budget.deadline is not None and now >= _budget.deadline:
+        _budget.spent = True
+        if _budget.armed:
+            _budget.armed = False
+            raise RuleTimeout(f"the rule pack used more than {PACK_BUDGET:g} s of CPU time on this manifest; "
+                              "this rule was stopped")
+        return
+    if not _budget.armed:
+        return
+    if _budget.seen != _budget.rule:
+        _budget.seen, _budget.since = _budget.rule, now
+    elif now - _budget.since >= _budget.limit:
+        _budget.armed = False
+        raise RuleTimeout(f"the rule used more than {_budget.limit:g} s of CPU time and was stopped")
 
 
 def _timer_usable() -> bool:
@@ -343,9 +378,10 @@ class time_budget:  # noqa: N801 - used as `with time_budget():`, like the conte
     inside an armed one does nothing.
 
     A rule takes microseconds, so the timer is not set and cleared around each one (two
-    system calls per rule): it is set when none is pending that would go off before this
-    budget ends, and when it goes off `_expire` sets it again for what the running rule has
-    left, or lets it lapse between rules. `pack_budget` clears it at the end of a manifest."""
+    system calls per rule): inside a pack (`pack_budget`) a periodic timer runs for the whole
+    manifest and each rule is only counted (`_tick`); outside one, the timer is set when none
+    is pending that would go off before this budget ends, and when it goes off `_expire` sets it
+    again for what the running rule has left, or lets it lapse."""
 
     __slots__ = ("seconds", "outer")
 
@@ -355,6 +391,13 @@ class time_budget:  # noqa: N801 - used as `with time_budget():`, like the conte
     def __enter__(self) -> None:
         self.outer = _budget.armed
         if self.outer:
+            return
+        if _budget.ticking:
+            if _budget.spent:
+                raise RuleTimeout(f"the rule pack used more than {PACK_BUDGET:g} s of CPU time on this manifest; "
+                                  "this rule was not run")
+            _budget.rule += 1
+            _budget.limit, _budget.armed = self.seconds, True
             return
         now = cpu_time()
         seconds = self.seconds
@@ -387,14 +430,25 @@ def _clear_timer() -> None:
 @contextmanager
 def pack_budget(seconds: float = PACK_BUDGET) -> Iterator[None]:
     """Every rule run inside shares `seconds` in all: each rule's own budget is cut to what
-    is left, and once none is left the remaining rules are not run (a rule error each)."""
+    is left, and once none is left the remaining rules are not run (a rule error each). The
+    timer goes off every TICK of CPU time inside (`_tick`)."""
     outer = _budget.deadline
     _budget.deadline = cpu_time() + seconds if outer is None else outer
+    ticking = outer is None and not _budget.armed and _timer_usable()
+    if ticking:
+        _clear_timer()  # one set for a budget outside the pack gives way to the pack's
+        _budget.ticking, _budget.spent, _budget.seen = True, False, -1
+        _budget.fires = _budget.deadline  # a timer is running: the one-shot budgets leave it alone
+        signal.setitimer(signal.ITIMER_PROF, TICK, TICK)
     try:
         yield
     finally:
         _budget.deadline = outer
-        if outer is None:
+        if ticking:
+            _budget.ticking = False
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            _budget.fires = None
+        elif outer is None:
             _clear_timer()
 
 
@@ -1137,6 +1191,37 @@ def from_code(code: types.CodeType, kind: str) -> Compiled:
     namespace = dict(NAMESPACE)
     exec(code, namespace)  # noqa: S102 - code the compiler wrote, which sees only NAMESPACE
     return Compiled(namespace["rule"], code, kind)
+
+
+# What a template may call and still run in a time bounded by its own length: reads of the
+# manifest's views and names, its text written out, `default` (the one O(1) filter rules use there).
+_STRAIGHT_NAMES = frozenset({"_Writer", "write", "_resolve", "_gp", "_ga", "_gi", "_F", "_else"})
+_STRAIGHT_FILTERS = frozenset({"default", "d"})
+_LOOPING = frozenset(code for name, code in __import__("opcode").opmap.items()
+                     if name in ("FOR_ITER", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"))
+
+
+def straight_line(compiled: Any) -> bool:
+    """Whether a compiled template (Compiled or Deferred) surely runs within its budget: no
+    loop, no comprehension, no call of a function or of a filter but `default`, no operator;
+    only views read and text written, each step bounded by the view's limits. Such a template
+    cannot time out, nor fail but by a fallback, so a result nobody is shown need not run it.
+    Anything else (or code this cannot read) is not."""
+    try:
+        outer = compiled.hwlint_code
+        inner = [c for c in outer.co_consts if isinstance(c, types.CodeType)]
+        if len(inner) != 1:
+            return False
+        code = inner[0]
+        if any(isinstance(c, types.CodeType) for c in code.co_consts) or not set(code.co_names) <= _STRAIGHT_NAMES:
+            return False
+        if "_F" in code.co_names and any(type(c) is str and c in FILTERS and c not in _STRAIGHT_FILTERS
+                                         for c in code.co_consts):
+            return False
+        raw = code.co_code
+        return not any(raw[i] in _LOOPING for i in range(0, len(raw), 2))
+    except Exception:  # noqa: BLE001 - not a template this can read: run it
+        return False
 
 
 class Deferred:
