@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from linter.engine.review import plan_errors, plan_rules
@@ -412,11 +413,7 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
             continue
         sizes = counts[:bisect.bisect_right(counts, limit)]
 
-        def facts_at(n: int) -> dict:
-            return at(shape, n)
-
-        def memory_at(n: int) -> dict:
-            return memory(shape, n)
+        facts_at, memory_at = partial(at, shape), partial(memory, shape)
 
         def may_meet(n: int) -> bool:  # a count whose floor is past the deadline cannot meet it
             return layouts.floor / n <= deadline + ROUNDING
@@ -435,8 +432,8 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
             too_big.add(key)  # and a larger micro-batch needs more still
             if v == 1:
                 unfit.setdefault((t, p, c, e, zero, rc), mb)
-            m = memory_at(sizes[-1])["memory"] if not misses else {}
-            if not isinstance(m.get("model_states_gb", Unknown(())), Unknown) and m["model_states_gb"] > m["usable_gb"]:
+            states = None if misses else memory_at(sizes[-1])["memory"]
+            if states and not isinstance(states["model_states_gb"], Unknown) and states["model_states_gb"] > states["usable_gb"]:
                 states_miss[t, p, e, zero] = max(states_miss.get((t, p, e, zero), 0), sizes[-1])
             continue
         if limit < cap and not may_meet(sizes[-1]):
