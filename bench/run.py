@@ -13,8 +13,10 @@ it includes interpreter start-up and imports, as a pre-commit hook or a CI step 
    the cache off (the first run after a rule file changes).
 2. 1,000 and 10,000 manifests in one `hwlint check` call: every format in one process
    (HWLINT_JOBS=1), text and JSON with the default (workers while measured faster), text
-   both ways beside a CPU hog (a busy process per CPU in a session of its own), and the
-   floor: PyYAML's C loader reading the same files in one process.
+   both ways beside a CPU hog (a busy process per CPU in a session of its own; one process
+   twice, so the pairs show how far two runs of one command differ), with what the default
+   run's own trace says its timing cost, and the floor: PyYAML's C loader reading the same
+   files in one process.
    `check --base HEAD` of 300 committed manifests, none, a tenth or all edited since.
 3. One manifest with 10, 1,000 and 10,000 node pools: the time per extra pool should not
    grow with the pool count (linear overall).
@@ -295,10 +297,26 @@ BULK_RUNS = {  # label -> (hwlint check options, environment, with a CPU hog bes
     "comment, one process": (["--format", "comment"], {"HWLINT_JOBS": "1"}, False),
     "text, one process, CPU hog beside": (["--format", "text"], {"HWLINT_JOBS": "1"}, True),
     "text, default, CPU hog beside": (["--format", "text"], {}, True),
+    # the same command as the first hog row: how far two runs differ with nothing changed
+    "text, one process again, CPU hog beside": (["--format", "text"], {"HWLINT_JOBS": "1"}, True),
 }
 YAML_FLOOR = "PyYAML C loader, same files (floor)"
 # The floor of reading the files: each loaded by PyYAML's C loader (libyaml) in one process.
 LOAD_ALL = "import sys, yaml\nfor p in sys.argv[1:]:\n    with open(p, 'rb') as f: yaml.load(f, Loader=yaml.CSafeLoader)\n"
+
+
+def timing_excess(trace: Path) -> float:
+    """What a run with timed workers took beyond its files at one process's pace, as a share
+    of the latter: both from the run's own trace (`HWLINT_BULK_TRACE`, linter/engine/bulk.py),
+    so a load that drifts between two runs does not enter it. Negative: the workers gained."""
+    took = files = here_took = here_files = 0.0
+    for line in trace.read_text(encoding="utf-8").splitlines():
+        for kind, count, seconds in json.loads(line)["phases"]:
+            took, files = took + seconds, files + count
+            if kind == "here":
+                here_took, here_files = here_took + seconds, here_files + count
+    one = here_took / here_files
+    return took / (files * one) - 1
 
 
 def bulk(count: int, reps: int, rows: tuple[str, ...] = ()) -> None:
@@ -317,19 +335,24 @@ def bulk(count: int, reps: int, rows: tuple[str, ...] = ()) -> None:
         outputs: dict[str, tuple[int, str]] = {}  # (size, sha256): a report is never read into this process,
         # whose memory a child's peak would include (Linux counts the parent's pages at exec)
         loads: list[float] = []  # load average (1 minute) at each run's start
+        excess: dict[str, list[float]] = {}  # label -> each timed run's time beyond one process's, by its trace
         for rep in range(reps):
             order = list(runs)
             hogged = [i for i, label in enumerate(order) if runs[label][2]]
-            if rep % 2 and len(hogged) == 2:  # the pair beside the hog the other way round: a drifting load favours neither
-                first, second = hogged
-                order[first], order[second] = order[second], order[first]
+            if rep % 2:  # the runs beside the hog the other way round: a drifting load favours none
+                for at, label in zip(hogged, [order[i] for i in reversed(hogged)]):
+                    order[at] = label
             for label in order:
                 args, env, hog = runs[label]
-                out = Path(tmp) / "report.out"
+                out, trace = Path(tmp) / "report.out", Path(tmp) / "bulk-trace.jsonl"
+                trace.unlink(missing_ok=True)
                 with out.open("wb") as handle, cpu_hog() if hog else contextlib.nullcontext():
                     loads.append(os.getloadavg()[0])
-                    figures[label].append(run_measured([hwlint, "check", *args, *paths], env, stdout=handle))
+                    figures[label].append(run_measured([hwlint, "check", *args, *paths],
+                                                       {**(env or {}), "HWLINT_BULK_TRACE": str(trace)}, stdout=handle))
                 outputs[label] = file_digest(out)
+                if hog and trace.exists() and "HWLINT_JOBS" not in (env or {}):
+                    excess.setdefault(label, []).append(timing_excess(trace))
             loads.append(os.getloadavg()[0])
             figures[YAML_FLOOR].append(run_measured([sys.executable, "-c", LOAD_ALL, *paths]))
             outputs[YAML_FLOOR] = (0, "")
@@ -360,11 +383,15 @@ def bulk(count: int, reps: int, rows: tuple[str, ...] = ()) -> None:
         if "json, default" in figures and "text, default" in figures:
             said.append(f"JSON / text with the default workers: {wall('json, default') / wall('text, default'):.2f}x")
         hog_one, hog_default = "text, one process, CPU hog beside", "text, default, CPU hog beside"
-        if hog_one in figures and hog_default in figures:
-            paired = [b[0] / a[0] for a, b in zip(figures[hog_one], figures[hog_default])]
-            said.append(f"beside a CPU hog ({os.cpu_count()} spinning processes in a session of their own), default / "
-                        f"one process: {wall(hog_default) / wall(hog_one):.2f}x (each pair: "
-                        f"{', '.join(f'{r:.2f}x' for r in paired)})")
+        for other, name in ((hog_default, "default"), ("text, one process again, CPU hog beside", "one process again")):
+            if hog_one in figures and other in figures:
+                paired = [b[0] / a[0] for a, b in zip(figures[hog_one], figures[other])]
+                said.append(f"beside a CPU hog ({os.cpu_count()} spinning processes in a session of their own), {name} / "
+                            f"one process: {wall(other) / wall(hog_one):.2f}x (each pair: "
+                            f"{', '.join(f'{r:.2f}x' for r in paired)})")
+        for label, shares in excess.items():
+            said.append(f"{label}, by each run's own trace: {statistics.median(shares):+.1%} against its files at the "
+                        f"one-process pace measured in that run (each run: {', '.join(f'{x:+.1%}' for x in shares)})")
         for one, other in ((text, "text, default"), ("json, one process", "json, default"), (text, hog_default)):
             if one in outputs and other in outputs:
                 said.append(f"{other}: {'the same bytes' if outputs[one] == outputs[other] else 'NOT the same bytes'} as {one}")

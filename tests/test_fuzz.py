@@ -265,6 +265,33 @@ def test_many_files_give_the_same_report_in_workers_as_in_one_process(tmp_path, 
     assert [m["file"] for m in json.loads(split[1])["manifests"]] == [str(p) for p in paths]
 
 
+def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypatch):
+    """A worker killed mid-run (out of memory, say) is not waited for: this process reviews
+    what it had and the rest, and the report is the one a single process writes."""
+    import os
+
+    from linter.engine import review
+    from linter.engine.bulk import MIN_PARALLEL
+
+    paths = copies(tmp_path, MIN_PARALLEL + 6, broken_at=10)
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    alone = run("check", "--format", "json", *paths)
+    parent, real, fatal = os.getpid(), review.review_file, str(paths[40])
+    died = tmp_path / "died"
+
+    def dies_in_a_worker(path, *args):
+        if os.getpid() != parent and str(path) == fatal:
+            died.touch()
+            os._exit(9)
+        return real(path, *args)
+
+    monkeypatch.setattr(review, "review_file", dies_in_a_worker)
+    monkeypatch.setenv("HWLINT_JOBS", "2")
+    split = run("check", "--format", "json", *paths)
+    assert died.exists(), "no worker reviewed the file meant to end it"
+    assert alone == split and alone[0] == 2
+
+
 @pytest.mark.parametrize("timing", ["kept", "stopped", "switching", "not waited for"])
 def test_workers_kept_stopped_or_resumed_mid_run_give_the_same_report(tmp_path, monkeypatch, timing):
     """Without HWLINT_JOBS the workers are timed against one process as the run goes: kept,
@@ -282,9 +309,8 @@ def test_workers_kept_stopped_or_resumed_mid_run_give_the_same_report(tmp_path, 
     monkeypatch.delenv("HWLINT_JOBS")
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(bulk, "MIN_SECONDS", 0.0)
-    monkeypatch.setattr(bulk, "TRIED_FROM", 0)
+    monkeypatch.setattr(bulk, "TRIAL_COST", 1e9)  # a trial however many files are left, tried again at once
     monkeypatch.setattr(bulk, "RECHECK", 40)
-    monkeypatch.setattr(bulk, "RETRY", 12)
     # each timing's verdict in turn: the trial's end, then each round and each re-check
     verdicts = {"kept": [True], "stopped": [False], "switching": [True, True, False], "not waited for": [True]}[timing]
     answers = itertools.cycle(verdicts)

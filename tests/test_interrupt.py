@@ -64,3 +64,34 @@ def test_sigint_ends_a_bulk_run_with_workers_and_no_worker_outlives_it(tmp_path,
     assert proc.returncode == 2, (proc.returncode, err)
     assert "Traceback" not in err and err.strip().splitlines() == ["hwlint: aborted"], err
     assert not [w for w in workers if _alive(w)], "a worker outlived the run"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes are forked on Linux only")
+def test_workers_end_when_hwlint_is_killed(tmp_path):
+    """SIGKILL leaves hwlint no time to end its workers: each sees its task pipe close and
+    exits after the files in hand, instead of being left running."""
+    text = (EXAMPLES / "multi-node-pretrain.hw.yaml").read_text()
+    for i in range(3000):
+        (tmp_path / f"m{i:04d}.hw.yaml").write_text(text)
+    env = {**os.environ, "HWLINT_TODAY": TODAY, "HWLINT_JOBS": "2", "HWLINT_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "linter.cli", "check", "--quiet", str(tmp_path)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        workers: list[int] = []
+        for _ in range(600):
+            workers = _children(proc.pid)
+            if len(workers) >= 2 or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert len(workers) >= 2 and proc.poll() is None, "the run never started its workers"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        for _ in range(300):  # a chunk in hand is at most 16 files
+            if not [w for w in workers if _alive(w)]:
+                break
+            time.sleep(0.1)
+        assert not [w for w in workers if _alive(w)], "a worker outlived hwlint"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

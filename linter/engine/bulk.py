@@ -20,17 +20,23 @@ sees it. So:
 
 1. the first PROBE files are reviewed here: one process's pace;
 2. workers are tried only when the files left would take one process MIN_SECONDS or more,
-   and number TRIED_FROM or more, so that a trial that fails costs at most TRIAL_COST of them;
+   and a trial that fails as badly as the worst one so far (before any has failed: GRACE
+   chunks lost) would cost at most TRIAL_COST of their time;
 3. on trial, the workers' first TRIAL_CHUNKS rounds (TRIAL_SIZE files a chunk) are timed
-   together, their start-up included: a chunk that would leave them GRACE chunks behind one
-   process is not waited for, and they must be clearly ahead (SPEEDUP) at the end;
+   together, their start-up (imports, fork) included: once they are GRACE chunks behind one
+   process, counting the time it takes to end them, no chunk is waited for, and they must be
+   clearly ahead (SPEEDUP) at the end;
 4. after that, each round (a chunk from each worker) must be clearly ahead of one process;
 5. after RECHECK files (doubling while they keep winning, up to RECHECK_MAX), PROBE files are
    reviewed here again, one process's pace now, and the workers go on only if still clearly
    ahead of it;
 6. workers found behind are ended at once (what they were doing is done again in its turn),
-   and this process reviews the next RETRY files (doubling each time they lose) before
-   they are tried again.
+   and what they cost is measured: their time beyond one process's for the files they
+   delivered, and the slower files here right after (this process's memory, shared with
+   them, has to become its own again). This process then reviews files until the time lost
+   so far, plus a trial failing as the worst did, is at most TRIAL_COST of the run's time,
+   and tries them again. So however busy the machine, failed trials cost the run at most
+   about TRIAL_COST, and on a long run workers are tried again when the load has gone.
 
 Each decision compares the mean of a pace's last two measurements, since a busy machine's
 pace swings from one second to the next.
@@ -39,7 +45,6 @@ pace swings from one second to the next.
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import sys
 import time
@@ -54,15 +59,11 @@ MIN_SECONDS = 0.5  # one process's estimated time for the files left, below whic
 CHUNK = 16  # files a worker reviews per round trip: enough to make the trip cheap, few enough to keep little waiting
 TRIAL_CHUNKS = 3  # chunks per worker timed before deciding to keep the workers
 TRIAL_SIZE = 4  # files in each of those chunks, so that a trial that fails costs little
-GRACE = 2  # chunks' worth of one process's time the workers may be behind during the trial (their start-up)
-TRIAL_COST = 0.025  # the most a failed trial may cost, as a share of the files left (GRACE chunks lost at worst)
-TRIED_FROM = round(GRACE * TRIAL_SIZE / TRIAL_COST)  # so: the fewest files left for workers to be tried (320)
+GRACE = 4  # chunks' worth of one process's time the workers may be behind during the trial (their start-up)
+TRIAL_COST = 0.03  # the most the failed trials may cost, as a share of the run's time
 SPEEDUP = 1.1  # the workers must deliver at least this much faster than one process to be kept
 RECHECK = 256  # files the workers review before one process's pace is measured again (doubling, up to RECHECK_MAX)
 RECHECK_MAX = 4096
-RETRY = 2 * TRIED_FROM  # files reviewed here before workers that lost are tried again (doubling)
-
-_work: tuple[Any, ...] = ()  # (pack, tier, selected, config, evidence, place_all), inherited by the forked workers
 
 
 def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: Any,
@@ -156,7 +157,9 @@ class _Run:
         self.sent = 0  # files handed to the workers, `done` and those queued
         self.pool: Any = None
         self.broken = False  # the workers could not start or died: this process does the rest
-        self.queued: collections.deque = collections.deque()  # (future, files) of the chunks sent, in order
+        self.queued: collections.deque = collections.deque()  # the futures of the chunks sent, in order
+        self.ending = 0.0  # the longest that ending the workers took in this run (seconds)
+        self.phases: list[tuple[str, int, float]] = []  # ("here" or "workers", files delivered, seconds)
 
     def here(self, upto: int) -> Iterator[Any]:
         """The reviews of files[done:upto], made in this process."""
@@ -175,32 +178,54 @@ class _Run:
     def _paced_here(self, upto: int) -> Generator[Any, None, float]:
         """`here`, returning its pace."""
         start, first = time.perf_counter(), self.done
-        yield from self.here(upto)
-        return (time.perf_counter() - start) / max(1, self.done - first)
+        try:
+            yield from self.here(upto)
+        finally:  # noted also when the caller stops early
+            pace = self._phase("here", start, first)
+        return pace
+
+    def _phase(self, kind: str, start: float, first: int) -> float:
+        """Note a phase that began at `start` with `first` files done; its pace."""
+        took = time.perf_counter() - start
+        self.phases.append((kind, self.done - first, took))
+        return took / max(1, self.done - first)
 
     def timed(self) -> Iterator[Any]:
         """The run with workers only while they are measured to be faster (the module's steps)."""
         total = len(self.files)
         one = yield from self._paced_here(PROBE)
-        left = total - self.done
-        if one * left < MIN_SECONDS or left < TRIED_FROM:
-            yield from self.here(total)
-            return
+        worst = GRACE * TRIAL_SIZE * one  # what a failed trial costs at most, by design, until one has failed
+        lost = 0.0  # what the workers cost when they lost, against one process's pace
         pool = None  # the workers' pace
-        span, retry, trial = RECHECK, RETRY, True
+        span, trial = RECHECK, True
         while self.done < total and not self.broken:
-            upto = min(total, self.done + span)
-            pace = yield from self.workers(one, upto, trial)
+            left, upto = total - self.done, min(total, self.done + span)
+            if trial and (one * left < MIN_SECONDS or one * left * TRIAL_COST < worst):
+                break  # too little left to pay for workers, or for a trial that fails as the worst did
+            start, first = time.perf_counter(), self.done
+            try:
+                pace = yield from self.workers(one, upto, trial)
+            finally:  # noted also when the caller stops early
+                self._phase("workers", start, first)
+            _, sent, took = self.phases[-1]
             pool = None if pace is None else pace if pool is None else (pool + pace) / 2
             if self.done >= total or self.broken:
                 break
-            one = (one + (yield from self._paced_here(self.done + PROBE))) / 2
+            before, now = one, (yield from self._paced_here(self.done + PROBE))
+            one = (one + now) / 2
             if pool is not None and _ahead(pool, 1, one):  # clearly ahead of one process now: on
                 span, trial = min(2 * span, RECHECK_MAX) if self.done >= upto else span, self.pool is None
                 continue
-            one = (one + (yield from self._paced_here(min(total, self.done + retry)))) / 2  # the workers wait
-            pool, span, retry, trial = None, RECHECK, 2 * retry, True
-        yield from self.here(total)
+            # Behind: their time beyond one process's for what they delivered, and the slower
+            # files here right after (this process's pages, shared with them, are its own again).
+            cost = max(0.0, took - sent * before) + max(0.0, (now - before) * PROBE)
+            lost, worst = lost + cost, max(worst, cost)
+            # Tried again once the failed trials, the next one failing as the worst did, come to
+            # at most TRIAL_COST of the run's time so far.
+            wait = (lost + worst) / TRIAL_COST - sum(phase[2] for phase in self.phases)
+            one = (one + (yield from self._paced_here(min(total, self.done + max(PROBE, int(wait / one)))))) / 2
+            pool, span, trial = None, RECHECK, True
+        yield from self._paced_here(total)
 
     def workers(self, one: float | None, upto: int, trial: bool = False) -> Generator[Any, None, float | None]:
         """The reviews of files[done:upto] from the workers, in order. With `one` (one
@@ -211,12 +236,11 @@ class _Run:
         waited for. Returns their pace (of the round that ended them, if one did), or None
         when a chunk was not waited for, or they broke or could not start; the caller does
         the rest."""
-        from concurrent.futures import TimeoutError
-        from concurrent.futures.process import BrokenProcessPool
+        start, first = time.perf_counter(), self.done  # the fork is part of their cost
+        from linter.engine.forked import Broken
 
         if self.pool is None and not self._start():
             return None
-        start, first = time.perf_counter(), self.done
         self.sent = self.done  # nothing is queued between calls
         trial_chunks = self.jobs * TRIAL_CHUNKS if trial and one is not None else 0
         size = max(1, min(CHUNK, (len(self.files) - self.done) // (self.jobs * 8)))
@@ -225,16 +249,18 @@ class _Run:
             while self.done < upto:
                 while self.sent < upto and len(self.queued) < self.jobs * 2:
                     step = TRIAL_SIZE if len(self.queued) + received < trial_chunks else size
-                    chunk = self.files[self.sent:min(upto, self.sent + step)]
-                    self.queued.append((self.pool.submit(_review_chunk, chunk), len(chunk)))
-                    self.sent += len(chunk)
-                future, count = self.queued[0]
+                    end = min(upto, self.sent + step)
+                    worker = (received + len(self.queued)) % self.jobs  # in turn, so each answers in order
+                    self.pool.send(worker, self.sent, end)
+                    self.queued.append(worker)
+                    self.sent = end
                 timeout = None
-                if received < trial_chunks:  # on trial, a chunk that would leave them GRACE chunks behind is not waited for
-                    timeout = max(0.0, start + (self.done - first + count + GRACE * TRIAL_SIZE) * one - time.perf_counter())
-                try:
-                    reviews = future.result(timeout)
-                except TimeoutError:
+                if received < trial_chunks:  # on trial, not waited for once they would be GRACE chunks behind,
+                    # ending them included (as long as it took last time)
+                    behind = start + (self.done - first + GRACE * TRIAL_SIZE) * one - self.ending
+                    timeout = max(0.0, behind - time.perf_counter())
+                reviews = self.pool.receive(self.queued[0], timeout)
+                if reviews is None:
                     self._end()
                     return None
                 self.queued.popleft()
@@ -251,94 +277,46 @@ class _Run:
                         self._end()
                         return (now - since) / (self.done - since_done)
                     since, since_done = now, self.done
-        except (BrokenProcessPool, OSError):  # no processes to be had: the caller does the rest
+        except Broken:  # no processes to be had, or one died: the caller does the rest
             self._end()
             self.broken = True
             return None
         return (time.perf_counter() - start) / max(1, self.done - first)
 
     def _start(self) -> bool:
-        import gc
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from linter.engine.forked import Broken, Workers
+        from linter.engine.review import review_file
 
-        global _work
-        _work = self.work
-        gc.freeze()  # the pack and the rest stay shared with the workers, not copied by their collector
+        pack, tier, selected, config, evidence, place_all = self.work
         try:
-            self.pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_worker_start)
-        except OSError:
+            self.pool = Workers(self.jobs, self.files,
+                                lambda path: review_file(path, pack, tier, selected, config, evidence, place_all))
+        except Broken:
             self.broken = True
             return False
         return True
 
     def _end(self) -> None:
         """End the workers now, dropping what they were doing (its files go back in turn)."""
-        _kill(self.pool)
+        start = time.perf_counter()
+        self.pool.kill()
+        self.ending = max(self.ending, time.perf_counter() - start)
         self.pool, self.sent = None, self.done
         self.queued.clear()
 
     def close(self) -> None:
-        """End the workers (at once when the run stopped early: Ctrl-C, or the caller)."""
-        global _work
+        """End the workers (at once when the run stopped early: Ctrl-C, or the caller), and
+        add the run's phases to the file HWLINT_BULK_TRACE names, if it does (one JSON line
+        a run: what bench/ reads to tell what the timing cost)."""
+        trace = os.environ.get("HWLINT_BULK_TRACE")
+        if trace and self.phases:
+            import json
+
+            with open(trace, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"files": len(self.files), "jobs": self.jobs, "phases": self.phases}) + "\n")
         if self.pool is not None:
             if self.queued or self.done < len(self.files):
-                _kill(self.pool)
+                self.pool.kill()
             else:
-                with contextlib.suppress(OSError):  # a pipe the manager closed as it ended
-                    self.pool.shutdown()
+                self.pool.close()
             self.pool = None
-        if _work:
-            import gc
-
-            _work = ()
-            gc.unfreeze()
-
-
-def _worker_start() -> None:
-    """A worker leaves SIGINT to the parent, which ends the pool (a terminal sends Ctrl-C to
-    every process of the job, and a worker's own KeyboardInterrupt would only slow that)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _kill(pool: Any) -> None:
-    """End the pool's workers at once: queued work is dropped, running reviews are killed."""
-    if pool is None:
-        return
-    workers = list((getattr(pool, "_processes", None) or {}).values())
-    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
-    results = getattr(pool, "_result_queue", None)
-    with contextlib.suppress(OSError):
-        pool.shutdown(wait=False, cancel_futures=True)
-    for worker in workers:
-        if worker.is_alive():
-            worker.terminate()
-    for worker in workers:
-        worker.join(1)
-    # A worker killed while sending its reviews leaves half a message in the result pipe, and
-    # the manager thread waits for the rest forever (the exit hook then waits for it): this
-    # process's own copy of the pipe's writing end is the last one, and closing it ends that
-    # read. Nothing here writes to that pipe.
-    with contextlib.suppress(Exception):
-        results._writer.close()
-    # CPython 3.11's exit hook, a second shutdown and the executor's weakref callback all wake
-    # the manager thread through a pipe it closes as it ends; a wake-up that races that close
-    # prints "Bad file descriptor" after "aborted". With its workers gone the manager ends in
-    # milliseconds: wait for it (within reason, the machine may be busy), then take its
-    # wake-up off the hook's list.
-    import concurrent.futures.process as futures_process
-
-    if manager is not None:
-        manager.join(5)
-        getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
-
-
-def _review_chunk(paths: Sequence[str]) -> list[Any]:
-    from linter.engine.review import review_file
-
-    pack, tier, selected, config, evidence, place_all = _work
-    return [review_file(path, pack, tier, selected, config, evidence, place_all) for path in paths]
-
