@@ -292,6 +292,28 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypat
     assert alone == split and alone[0] == 2
 
 
+def test_the_bulk_trace_accounts_for_every_file_and_never_stops_a_run(tmp_path, monkeypatch):
+    """HWLINT_BULK_TRACE gets one JSON line a run whose phases deliver every file once (what
+    bench/ reads for the timing's cost); a trace that cannot be written changes nothing."""
+    from linter.engine import bulk
+
+    paths = copies(tmp_path, 150, broken_at=30)
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    alone = run("check", "--format", "json", *paths)
+    monkeypatch.delenv("HWLINT_JOBS")
+    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(bulk, "MIN_SECONDS", 0.0)
+    monkeypatch.setattr(bulk, "TRIAL_COST", 1e9)
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("HWLINT_BULK_TRACE", str(trace))
+    assert run("check", "--format", "json", *paths) == alone
+    (line,) = trace.read_text().splitlines()
+    phases = json.loads(line)["phases"]
+    assert sum(files for _, files, _ in phases) == len(paths) and {kind for kind, _, _ in phases} <= {"here", "workers"}
+    monkeypatch.setenv("HWLINT_BULK_TRACE", str(tmp_path / "no such folder" / "trace.jsonl"))
+    assert run("check", "--format", "json", *paths) == alone
+
+
 @pytest.mark.parametrize("timing", ["kept", "stopped", "switching", "not waited for"])
 def test_workers_kept_stopped_or_resumed_mid_run_give_the_same_report(tmp_path, monkeypatch, timing):
     """Without HWLINT_JOBS the workers are timed against one process as the run goes: kept,

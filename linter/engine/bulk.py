@@ -23,7 +23,7 @@ sees it. So:
    and a trial that fails as badly as the worst one so far (before any has failed: GRACE
    chunks lost) would cost at most TRIAL_COST of their time;
 3. on trial, the workers' first TRIAL_CHUNKS rounds (TRIAL_SIZE files a chunk) are timed
-   together, their start-up (imports, fork) included: once they are GRACE chunks behind one
+   together, their start-up (the fork) included: once they are GRACE chunks behind one
    process, counting the time it takes to end them, no chunk is waited for, and they must be
    clearly ahead (SPEEDUP) at the end;
 4. after that, each round (a chunk from each worker) must be clearly ahead of one process;
@@ -157,7 +157,7 @@ class _Run:
         self.sent = 0  # files handed to the workers, `done` and those queued
         self.pool: Any = None
         self.broken = False  # the workers could not start or died: this process does the rest
-        self.queued: collections.deque = collections.deque()  # the futures of the chunks sent, in order
+        self.queued: collections.deque = collections.deque()  # the worker each chunk went to, in the order sent
         self.ending = 0.0  # the longest that ending the workers took in this run (seconds)
         self.phases: list[tuple[str, int, float]] = []  # ("here" or "workers", files delivered, seconds)
 
@@ -310,9 +310,10 @@ class _Run:
         a run: what bench/ reads to tell what the timing cost)."""
         trace = os.environ.get("HWLINT_BULK_TRACE")
         if trace and self.phases:
+            import contextlib
             import json
 
-            with open(trace, "a", encoding="utf-8") as handle:
+            with contextlib.suppress(OSError), open(trace, "a", encoding="utf-8") as handle:  # a diagnostic only
                 handle.write(json.dumps({"files": len(self.files), "jobs": self.jobs, "phases": self.phases}) + "\n")
         if self.pool is not None:
             if self.queued or self.done < len(self.files):
