@@ -241,6 +241,27 @@ def test_the_base_is_judged_under_its_whole_config_chain(hwlint, tmp_path, monke
     assert {f["rule_id"] for f in found["introduced_by_relaxation"]} >= {"PWR001"}
 
 
+@pytest.mark.parametrize("output", ["text", "markdown"])
+def test_a_root_config_edit_under_a_team_config_names_the_root_file(hwlint, tmp_path, monkeypatch, output):
+    """The root's edit is named as the root's: the summary said "team/.hwlint.yaml, changed" and
+    "ignore BUY in team/.hwlint.yaml" when only the root config had changed, sending the reviewer
+    to the wrong file; and the rules it deselects ran on the base, which the summary now says."""
+    root = tmp_path / "repo"
+    (root / "team").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "team" / "a.hw.yaml").write_text(PRETRAIN.read_text())
+    (root / ".hwlint.yaml").write_text("fail_on: warning\n")
+    (root / "team" / ".hwlint.yaml").write_text("severity: {BUY009: error}\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    (root / ".hwlint.yaml").write_text("fail_on: warning\nignore: [PWR]\n")
+    out = hwlint("check", "team/a.hw.yaml", "--base", "main", "--format", output).out
+    assert ".hwlint.yaml changed (team/.hwlint.yaml unchanged)" in out, out
+    assert "ignore PWR in .hwlint.yaml" in out and "in team/.hwlint.yaml" not in out, out
+    assert "not run on this version; the base version ran them" in out and "either version" not in out, out
+
+
 def test_a_team_catalog_entry_added_in_the_change_is_judged_with_the_base_catalog(hwlint, tmp_path, monkeypatch):
     """The config is unchanged; the pull request edits only the team catalog folder it names,
     adding a V100 with 200 GB: the base is judged with the catalog as it was, so what the

@@ -135,7 +135,8 @@ class Changes:
     # (old finding, its status now, why): no longer failing because of a setting, so not resolved
     not_fixed: list[tuple[Result, str, str]] = field(default_factory=list)
     # the config that governed each version (path or None) and each key that differs
-    config_files: tuple[str | None, str | None] = (None, None)
+    config_files: tuple[str | None, str | None] = (None, None)  # the nearest config of each version
+    config_chains: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = ((), ())  # each version's _chain
     config: list[ConfigChange] = field(default_factory=list)
     # (the finding as the base's settings judge the new version, its status now, the relaxed
     # settings named): it fails under the base's config or manifest settings and passes only
@@ -238,7 +239,7 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
     changes.config = list(config or [])
     if old is None or not reviewed:
         changes.resolved = [(r, result.status if result else "gone") for _, r, result in gone]
-        changes.settings = _deselection(new)
+        changes.settings = _deselection(new, old if reviewed else None)
         if reviewed and under_base_config is not None and any(c.direction == "relaxes" for c in changes.config):
             # a new manifest: what fails only under the base's config was let in by its relaxation
             for k, r in ((key(r), r) for r in _located(under_base_config().results) if r.status == "fail"):
@@ -305,7 +306,7 @@ def compare(old: Review | None, new: Review, base: str, old_settings: dict[str, 
     if tier_moved:
         changes.settings.append(Setting("tier", _tier_text(old, new), sorted(set(moved_by["tier"]))))
     changes.settings += _waiver_changes(old, new, moved_by["waiver"])
-    changes.settings += _deselection(new)
+    changes.settings += _deselection(new, old)
     return changes
 
 
@@ -411,17 +412,25 @@ def _waiver_changes(old: Review, new: Review, waived: list[str]) -> list[Setting
     return out
 
 
-def _deselection(review: Review) -> list[Setting]:
-    """The rules that did not run, by how they were deselected: their findings are not compared."""
-    by_how: dict[str, list[str]] = {}
+def _deselection(review: Review, base: Review | None = None) -> list[Setting]:
+    """The rules that did not run on `review`, by how they were deselected, and whether the
+    `base` version's review ran them (under its own config it may have)."""
+    by_how: dict[tuple[str, bool], list[str]] = {}
+    skipped_then = {d["rule_id"] for d in base.deselected} if base is not None else None
     for d in review.deselected:
-        by_how.setdefault(d["how"], []).append(d["rule_id"])
+        by_how.setdefault((d["how"], skipped_then is None or d["rule_id"] in skipped_then), []).append(d["rule_id"])
+
     def said(how: str) -> str:  # "not selected by --select GPU" reads on its own; "--ignore PWR" needs "deselected by"
         return how if how.startswith("not selected") else f"deselected by {how}"
 
+    def where(both: bool) -> str:
+        if base is None:
+            return "not run, so not compared"
+        return "not run on either version, so not compared" if both else "not run on this version; the base version ran them"
+
     return [Setting("deselected", f"{len(ids)} rule{'s' if len(ids) != 1 else ''} {said(how)} "
-                                  f"({', '.join(ids)}): not run on either version, so not compared", ids)
-            for how, ids in by_how.items()]
+                                  f"({', '.join(ids)}): {where(both)}", ids)
+            for (how, both), ids in by_how.items()]
 
 
 def _settings_budget(budget: list[Delta], without: dict[str, Any]) -> None:
@@ -793,6 +802,7 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
                                     None if same_config else old_config, base_judge, folders=edited)
         changes.unchanged = unchanged and same_config
         changes.config_files = (_config_path(old_config), _config_path(config))
+        changes.config_chains = (_chain(old_config), _chain(config))
         changes.base_fail_on = getattr(old_config, "fail_on", None)
         if note:
             changes.settings.append(Setting("config", note))
@@ -802,6 +812,13 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
 
 def _config_path(config: Any) -> str | None:
     return getattr(config, "path", None)
+
+
+def _chain(config: Any) -> tuple[tuple[str, str], ...]:
+    """(file as reports show it, sha256) of each config in effect, the root first."""
+    from linter.paths import relative
+
+    return tuple((relative(path), digest) for path, digest in getattr(config, "chain", None) or ())
 
 
 def base_config(found: BaseConfig, config: Any) -> tuple[Any, str]:

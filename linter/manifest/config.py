@@ -777,7 +777,12 @@ def selection(config: Config, select: str | None, ignore: str | None) -> Selecti
     def split(value: str | None) -> list[str]:
         return [v.strip().upper() for v in (value or "").split(",") if v.strip()]
 
-    in_config = f" in {config.path}"
-    chosen = [(p, "--select {p}") for p in split(select)] or [(p, "select {p}" + in_config) for p in config.select]
-    dropped = [(p, "ignore {p}" + in_config) for p in config.ignore] + [(p, "--ignore {p}") for p in split(ignore)]
+    def written(key: str, i: int) -> str:  # the config file that wrote the pattern: in a chain, maybe the root's
+        where = str(config.positions.get((key, i), (1, 1, config.path))[2])
+        return " in " + where.replace("{", "{{").replace("}", "}}")  # the text is a format string
+
+    chosen = [(p, "--select {p}") for p in split(select)] or [
+        (p, "select {p}" + written("select", i)) for i, p in enumerate(config.select)]
+    dropped = [(p, "ignore {p}" + written("ignore", i)) for i, p in enumerate(config.ignore)] + [
+        (p, "--ignore {p}") for p in split(ignore)]
     return Selection(chosen, dropped)

@@ -62,9 +62,20 @@ def value(v: Any) -> str:
 
 
 def config_files(changes: Changes) -> str:
-    """Which config governed each version, in words."""
-    was, now = (f or "no config" for f in changes.config_files)
-    return f"{was} (base) -> {now} (this version)" if was != now else f"{now}, changed"
+    """Which config files governed each version, in words: those that changed named, so
+    that a reviewer opens the right one (in a chain, often not the nearest)."""
+    was, now = changes.config_chains
+
+    def names(chain: tuple[tuple[str, str], ...]) -> str:
+        return ", then ".join(path for path, _ in chain) or "no config"
+
+    if [path for path, _ in was] != [path for path, _ in now]:
+        return f"{names(was)} (base) -> {names(now)} (this version)"
+    edited = [path for (path, before), (_, after) in zip(was, now) if before != after]
+    kept = [path for (path, before), (_, after) in zip(was, now) if before == after]
+    if not edited:
+        return f"{names(now)}, the same files (what they name changed)"
+    return f"{', '.join(edited)} changed" + (f" ({', '.join(kept)} unchanged)" if kept else "")
 
 
 def attribution(changes: Changes, key: str) -> str:
