@@ -116,19 +116,20 @@ def check_selection(select: str | None, ignore: str | None, pack: Any = None, ex
     return lambda rule_id: (not chosen or matches(rule_id, chosen)) and not matches(rule_id, dropped)
 
 
-def load_rule_pack(extra: Sequence[str], catalogs: Sequence[str] = (), cache: Any = None) -> Any:
+def load_rule_pack(extra: Sequence[str], catalogs: Sequence[str] = (), cache: Any = None, why: str = "") -> Any:
     """The rule pack with the team catalogs; a broken rule or team catalog file ends the
     command (exit 2). A broken catalog is named before the rules: it is checked first.
-    `cache`: a packcache.Choice (--no-cache, --cache-dir), None for the environment's."""
+    `cache`: a packcache.Choice (--no-cache, --cache-dir), None for the environment's; `why`:
+    a last line saying what the problems mean where the folders were put together."""
     from linter.engine.rules import RuleLoadError, load_pack
     from linter.manifest.catalog import CatalogError
 
     try:
         return load_pack(list(extra), catalogs=list(catalogs), cache=cache)
     except RuleLoadError as exc:
-        _refuse("rule", exc.problems)
+        _refuse("rule", [*exc.problems, *filter(None, [why])])
     except CatalogError as exc:
-        _refuse("catalog", exc.problems)
+        _refuse("catalog", [*exc.problems, *filter(None, [why])])
 
 
 def _refuse(kind: str, problems: list[str]) -> NoReturn:
@@ -433,7 +434,11 @@ def _report_pack(groups: list[Group], rule_dirs: Sequence[str], catalogs: Sequen
         return groups[0].pack
     rules = [f for g in groups for f in g.config.rules]
     found = [c for g in groups for c in g.config.catalog]
-    return load_rule_pack([*dict.fromkeys(rules), *rule_dirs], [*dict.fromkeys(found), *catalogs], cache)
+    configs = ", ".join(dict.fromkeys(str(g.config.path) for g in groups if g.config.path))
+    why = (f"each config's folders load on their own, but one run's reports describe every rule and part by its "
+           f"name, so the folders of the configs reviewed together ({configs}) must not define one twice: rename "
+           "one, or check each config's files in a run of its own")
+    return load_rule_pack([*dict.fromkeys(rules), *rule_dirs], [*dict.fromkeys(found), *catalogs], cache, why)
 
 
 def _show_settings(groups: list[Group], outputs: list[tuple[str, str | None]], tier: str | None,

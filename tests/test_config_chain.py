@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, TEAM_RULE
 
 GOOD = EXAMPLES / "multi-node-pretrain.hw.yaml"
 ROLES = ("technical lead", "facilities", "finance")
@@ -143,6 +143,22 @@ def test_one_run_reviews_team_folders_with_and_without_a_config_of_their_own(hwl
     assert summary[MANIFEST].endswith(f"; config {root}")
     assert [line.split(":")[0] for line in run.out.splitlines() if " PWR001 " in line] == ["teams/a/m.hw.yaml"]
     assert hwlint("check", "teams/b", MANIFEST).code == 0
+
+
+def test_two_teams_rule_folders_that_share_a_rule_id_say_why_they_cannot_be_reviewed_together(hwlint, repo):
+    """Each team's pack loads on its own, but one run's reports describe a rule by its id: the
+    run stops (exit 2) naming both definitions, both configs, and the two ways out."""
+    for team in ("a", "b"):
+        (repo / "teams" / team / "rules").mkdir(parents=True)
+        (repo / "teams" / team / "rules" / "ops.yaml").write_text(TEAM_RULE)
+        (repo / "teams" / team / ".hwlint.yaml").write_text("rules: [rules]\n")
+        shutil.copy(GOOD, repo / "teams" / team / "m.hw.yaml")
+    assert hwlint("check", "teams/a").code != 2 and hwlint("check", "teams/b").code != 2  # each on its own runs
+    run = hwlint("check", "teams")
+    assert run.code == 2 and run.out == "" and "Traceback" not in run.err
+    assert "teams/b/rules/ops.yaml:2:1: rule OPS901 is defined twice (first at teams/a/rules/ops.yaml:2)" in run.err
+    assert "(teams/a/.hwlint.yaml, teams/b/.hwlint.yaml) must not define one twice: rename one, or check each " \
+           "config's files in a run of its own" in run.err, run.err
 
 
 # --- A: every output names the configs in effect ------------------------------------------
