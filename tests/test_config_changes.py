@@ -215,19 +215,26 @@ def test_a_base_config_whose_rule_folder_is_gone_is_judged_with_the_folder_as_it
     assert "  config: rules folder team: as at the base -> changed: r.yaml (gone) (relaxes)" in run.out
 
 
+def team_repo(tmp_path: Path, monkeypatch, manifest: Path, root_config: str, team_config: str) -> Path:
+    """A repository (the current folder) with a root config and team/a.hw.yaml under a team
+    config of its own, committed on main."""
+    root = tmp_path / "repo"
+    (root / "team").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "team" / "a.hw.yaml").write_text(manifest.read_text())
+    (root / ".hwlint.yaml").write_text(root_config)
+    (root / "team" / ".hwlint.yaml").write_text(team_config)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    return root
+
+
 def test_the_base_is_judged_under_its_whole_config_chain(hwlint, tmp_path, monkeypatch):
     """A manifest under a team config inherits the root's: relaxing the root's floor is a
     relaxation for it too, and the team config's own edit is the only other key listed (the
     base read as its nearest config alone had no floor, so 25 -> 20 read as a floor added)."""
-    root = tmp_path / "repo"
-    (root / "team").mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    (root / "team" / "a.hw.yaml").write_text(B200.read_text())
-    (root / ".hwlint.yaml").write_text("policy:\n  power_headroom_pct: 25\n")
-    (root / "team" / ".hwlint.yaml").write_text("fail_on: warning\n")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
-    monkeypatch.chdir(root)
+    root = team_repo(tmp_path, monkeypatch, B200, "policy:\n  power_headroom_pct: 25\n", "fail_on: warning\n")
     code, found = changes(hwlint, "check", "team/a.hw.yaml", "--base", "main")
     assert code == 1 and found["config"]["changes"] == [] and found["introduced_by_relaxation"] == []
     (root / "team" / ".hwlint.yaml").write_text("fail_on: info\n")
@@ -246,15 +253,7 @@ def test_a_root_config_edit_under_a_team_config_names_the_root_file(hwlint, tmp_
     """The root's edit is named as the root's: the summary said "team/.hwlint.yaml, changed" and
     "ignore BUY in team/.hwlint.yaml" when only the root config had changed, sending the reviewer
     to the wrong file; and the rules it deselects ran on the base, which the summary now says."""
-    root = tmp_path / "repo"
-    (root / "team").mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    (root / "team" / "a.hw.yaml").write_text(PRETRAIN.read_text())
-    (root / ".hwlint.yaml").write_text("fail_on: warning\n")
-    (root / "team" / ".hwlint.yaml").write_text("severity: {BUY009: error}\n")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "base")
-    monkeypatch.chdir(root)
+    root = team_repo(tmp_path, monkeypatch, PRETRAIN, "fail_on: warning\n", "severity: {BUY009: error}\n")
     (root / ".hwlint.yaml").write_text("fail_on: warning\nignore: [PWR]\n")
     out = hwlint("check", "team/a.hw.yaml", "--base", "main", "--format", output).out
     assert ".hwlint.yaml changed (team/.hwlint.yaml unchanged)" in out, out

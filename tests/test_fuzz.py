@@ -292,18 +292,25 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypat
     assert alone == split and alone[0] == 2
 
 
-def test_the_bulk_trace_accounts_for_every_file_and_never_stops_a_run(tmp_path, monkeypatch):
-    """HWLINT_BULK_TRACE gets one JSON line a run whose phases deliver every file once (what
-    bench/ reads for the timing's cost); a trace that cannot be written changes nothing."""
+def timed_workers(monkeypatch):
+    """The bulk module with the workers' timing on for a small run: two CPUs, no floor of
+    seconds, and a trial however many files are left (tried again at once after losing)."""
     from linter.engine import bulk
 
-    paths = copies(tmp_path, 150, broken_at=30)
-    monkeypatch.setenv("HWLINT_JOBS", "1")
-    alone = run("check", "--format", "json", *paths)
-    monkeypatch.delenv("HWLINT_JOBS")
+    monkeypatch.delenv("HWLINT_JOBS", raising=False)
     monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(bulk, "MIN_SECONDS", 0.0)
     monkeypatch.setattr(bulk, "TRIAL_COST", 1e9)
+    return bulk
+
+
+def test_the_bulk_trace_accounts_for_every_file_and_never_stops_a_run(tmp_path, monkeypatch):
+    """HWLINT_BULK_TRACE gets one JSON line a run whose phases deliver every file once (what
+    bench/ reads for the timing's cost); a trace that cannot be written changes nothing."""
+    paths = copies(tmp_path, 150, broken_at=30)
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    alone = run("check", "--format", "json", *paths)
+    timed_workers(monkeypatch)
     trace = tmp_path / "trace.jsonl"
     monkeypatch.setenv("HWLINT_BULK_TRACE", str(trace))
     assert run("check", "--format", "json", *paths) == alone
@@ -323,15 +330,10 @@ def test_workers_kept_stopped_or_resumed_mid_run_give_the_same_report(tmp_path, 
     here, so the test does not depend on the machine."""
     import itertools
 
-    from linter.engine import bulk
-
     paths = copies(tmp_path, 150, broken_at=30)
     monkeypatch.setenv("HWLINT_JOBS", "1")
     alone = run("check", "--format", "json", *paths)
-    monkeypatch.delenv("HWLINT_JOBS")
-    monkeypatch.setattr(bulk.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(bulk, "MIN_SECONDS", 0.0)
-    monkeypatch.setattr(bulk, "TRIAL_COST", 1e9)  # a trial however many files are left, tried again at once
+    bulk = timed_workers(monkeypatch)
     monkeypatch.setattr(bulk, "RECHECK", 40)
     # each timing's verdict in turn: the trial's end, then each round and each re-check
     verdicts = {"kept": [True], "stopped": [False], "switching": [True, True, False], "not waited for": [True]}[timing]
