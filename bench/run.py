@@ -345,13 +345,15 @@ def bulk(count: int, reps: int, rows: tuple[str, ...] = ()) -> None:
             for label in order:
                 args, env, hog = runs[label]
                 out, trace = Path(tmp) / "report.out", Path(tmp) / "bulk-trace.jsonl"
+                traced = hog and "HWLINT_JOBS" not in env  # the timed workers beside the hog: their own account
                 trace.unlink(missing_ok=True)
                 with out.open("wb") as handle, cpu_hog() if hog else contextlib.nullcontext():
                     loads.append(os.getloadavg()[0])
                     figures[label].append(run_measured([hwlint, "check", *args, *paths],
-                                                       {**(env or {}), "HWLINT_BULK_TRACE": str(trace)}, stdout=handle))
+                                                       {**env, "HWLINT_BULK_TRACE": str(trace)} if traced else env,
+                                                       stdout=handle))
                 outputs[label] = file_digest(out)
-                if hog and trace.exists() and "HWLINT_JOBS" not in (env or {}):
+                if traced and trace.exists():
                     excess.setdefault(label, []).append(timing_excess(trace))
             loads.append(os.getloadavg()[0])
             figures[YAML_FLOOR].append(run_measured([sys.executable, "-c", LOAD_ALL, *paths]))

@@ -161,13 +161,16 @@ class _Run:
         self.ending = 0.0  # the longest that ending the workers took in this run (seconds)
         self.phases: list[tuple[str, int, float]] = []  # ("here" or "workers", files delivered, seconds)
 
-    def here(self, upto: int) -> Iterator[Any]:
-        """The reviews of files[done:upto], made in this process."""
+    def review(self, path: str) -> Any:
+        """One file's review, here or in a worker (which inherits this run)."""
         from linter.engine.review import review_file
 
-        pack, tier, selected, config, evidence, place_all = self.work
+        return review_file(path, *self.work)
+
+    def here(self, upto: int) -> Iterator[Any]:
+        """The reviews of files[done:upto], made in this process."""
         for path in self.files[self.done:upto]:
-            yield self._delivered(review_file(path, pack, tier, selected, config, evidence, place_all))
+            yield self._delivered(self.review(path))
 
     def _delivered(self, review: Any) -> Any:
         self.done += 1
@@ -232,8 +235,7 @@ class _Run:
         process's pace), each round of chunks (one from each worker) is timed against it, and
         the workers are ended when not clearly ahead (they are forked again when next tried);
         on `trial`, the first TRIAL_CHUNKS rounds are timed together, their start-up
-        included, and a chunk that would leave them GRACE chunks behind one process is not
-        waited for. Returns their pace (of the round that ended them, if one did), or None
+        included, and no chunk is waited for once they are GRACE chunks behind one process. Returns their pace (of the round that ended them, if one did), or None
         when a chunk was not waited for, or they broke or could not start; the caller does
         the rest."""
         start, first = time.perf_counter(), self.done  # the fork is part of their cost
@@ -285,12 +287,9 @@ class _Run:
 
     def _start(self) -> bool:
         from linter.engine.forked import Broken, Workers
-        from linter.engine.review import review_file
 
-        pack, tier, selected, config, evidence, place_all = self.work
         try:
-            self.pool = Workers(self.jobs, self.files,
-                                lambda path: review_file(path, pack, tier, selected, config, evidence, place_all))
+            self.pool = Workers(self.jobs, self.files, self.review)
         except Broken:
             self.broken = True
             return False

@@ -116,6 +116,11 @@ class Config:
     def where(self) -> str:
         return f"the config {self.path}" if self.path else "no config"
 
+    def position(self, key: str, i: int) -> tuple[int, int, str]:
+        """(line, column, file) of entry `i` of select, ignore or severity: in a chain, the
+        file that wrote it; the top of this config's file when it kept no position (TOML)."""
+        return self.positions.get((key, i), (1, 1, str(self.path)))
+
 
 # --- finding it ------------------------------------------------------------------------
 
@@ -492,7 +497,7 @@ def check_patterns(config: Config, ids: list[str], layers: list[str]) -> None:
         for i, pattern in enumerate(getattr(config, key)):
             if any(Selection.matches(rule_id, pattern) for rule_id in ids):
                 continue
-            line, column, where = config.positions.get((key, i), (1, 1, config.path))
+            line, column, where = config.position(key, i)
             hint = suggest(pattern, ids + layers, cutoff=0.5) or f"; rules are named {', '.join(layers)} and three digits"
             raise ConfigError(f'{where}:{line}:{column}: {key}: no rule is named "{pattern}"{hint} '
                               "(`hwlint rules list` shows them all)")
@@ -502,7 +507,7 @@ def check_severities(config: Config, severities: dict[str, str]) -> None:
     """ConfigError for a `severity:` entry naming no rule of the pack (`severities`: id -> the
     rule's own), or lowering one: an organisation drops a rule with `ignore`, in the open."""
     for i, (rule_id, level) in enumerate(config.severity.items()):
-        line, column, path = config.positions.get(("severity", i), (1, 1, config.path))
+        line, column, path = config.position("severity", i)
         where = f"{path}:{line}:{column}: severity.{rule_id}"
         if rule_id not in severities:
             raise ConfigError(f'{where}: no rule is named "{rule_id}"' + suggest(rule_id, list(severities), cutoff=0.5)
@@ -691,13 +696,13 @@ def nested(parent: Config, child: Config) -> Config:
                 mine = key in child.given and pattern in getattr(child, key)
                 source = child if mine else parent
                 at = getattr(source, key).index(pattern)
-                merged.positions[(key, i)] = source.positions.get((key, at), (1, 1, str(source.path)))
+                merged.positions[(key, i)] = source.position(key, at)
     else:
         merged.positions = {k: v for k, v in parent.positions.items() if k[0] != "severity"}
     for i, rule_id in enumerate(merged.severity):
         source = child if rule_id in child.severity else parent
         at = list(source.severity).index(rule_id)
-        merged.positions[("severity", i)] = source.positions.get(("severity", at), (1, 1, str(source.path)))
+        merged.positions[("severity", i)] = source.position("severity", at)
     for change in compare(settings(parent), settings(merged)):
         allowance = change.key.split(".", 1)[1] if change.key.startswith("policy.") else change.key.split(".")[0]
         if not change.relaxes or allowance in parent.allow_nested_relaxing:
@@ -778,7 +783,7 @@ def selection(config: Config, select: str | None, ignore: str | None) -> Selecti
         return [v.strip().upper() for v in (value or "").split(",") if v.strip()]
 
     def written(key: str, i: int) -> str:  # the config file that wrote the pattern: in a chain, maybe the root's
-        where = str(config.positions.get((key, i), (1, 1, config.path))[2])
+        where = config.position(key, i)[2]
         return " in " + where.replace("{", "{{").replace("}", "}}")  # the text is a format string
 
     chosen = [(p, "--select {p}") for p in split(select)] or [
