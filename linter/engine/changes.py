@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
+from linter.digest import sha256
 from linter.physics.values import Unknown
 from linter.manifest.loader import Document, InputError, load_bytes
 from linter.numbers import num
@@ -768,8 +769,6 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
     reviews not read from disk (standard input), by file name. With `judge` (a config -> the
     pack and selection it reviews with), each base version is judged under the config that
     governed it at `ref` (read from git, config.find's rule); without, under `config`."""
-    import hashlib
-
     bases, base_configs = read_versions([r.file for r in reviews], ref)
     out = []
     folders: dict[str, tuple[str, ConfigChange | None]] = {}
@@ -789,7 +788,7 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
         base_judge = _with_folders(judge, old_config, judged) if edited else judge
         same_config = not moved and _config_path(old_config) == _config_path(config)
         base_pack, base_selected = base_judge(old_config) if judge is not None and not same_config else (pack, selected)
-        unchanged = raw is not None and bool(new.digest) and hashlib.sha256(raw).hexdigest() == new.digest
+        unchanged = raw is not None and bool(new.digest) and sha256(raw) == new.digest
         # The same bytes, judged by the same pack, selection and config as the new version: the
         # base version's review is the new one's (and nothing can have moved). A base judged
         # otherwise (its own config) is reviewed on its own.
@@ -825,12 +824,10 @@ def base_config(found: BaseConfig, config: Any) -> tuple[Any, str]:
     """The config that governed a base version (its chain `found` by read_versions), and a
     note when it cannot be read (then the current `config` judges the base too, and the note
     says so)."""
-    import hashlib
-
     from linter.manifest.config import ConfigError, chain_of
     from linter.paths import relative
 
-    then = [(relative(path), hashlib.sha256(raw).hexdigest()) for path, raw in found]
+    then = [(relative(path), sha256(raw)) for path, raw in found]
     if config is not None and [(relative(p), d) for p, d in getattr(config, "chain", [])] == then:
         return config, ""  # the same files, unchanged
     try:
@@ -841,12 +838,10 @@ def base_config(found: BaseConfig, config: Any) -> tuple[Any, str]:
 
 def current(review: Review, sources: dict[str, bytes]) -> bytes | None:
     """The bytes `review` was made from: given, or read again from disk when they still match."""
-    import hashlib
-
     raw = sources.get(review.file)
     if raw is None:
         try:
             raw = Path(review.file).read_bytes()
         except OSError:
             return None
-    return raw if hashlib.sha256(raw).hexdigest() == review.digest else None
+    return raw if sha256(raw) == review.digest else None

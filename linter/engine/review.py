@@ -8,7 +8,6 @@ waived.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 from functools import lru_cache
 
@@ -16,6 +15,7 @@ TYPE_CHECKING = False  # typing only for readers and type checkers: a check does
 if TYPE_CHECKING:
     from typing import Any
 
+from linter.digest import sha256
 from linter.manifest.catalog import CatalogRef, load_catalog, resolve
 from linter.manifest.config import Config, relaxes
 from linter.numbers import num
@@ -123,7 +123,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
 
     config = config or Config()
     on = on or today()
-    review = Review(file=doc.path, digest=hashlib.sha256(doc.raw).hexdigest() if doc.raw else "",
+    review = Review(file=doc.path, digest=sha256(doc.raw) if doc.raw else "",
                     config=config.path or "", config_files=[{"path": p, "sha256": d} for p, d in config.chain], as_of=on.isoformat() if on != today() else "")
     problems = validate(doc) or check_procurement(doc)
     if problems:

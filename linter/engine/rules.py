@@ -480,15 +480,13 @@ def pack_digest(pack: RulePack) -> str:
     to another changes the digest too. The same pack gives the same digest on any machine:
     reports and sign-offs quote it to say exactly which rules judged a manifest.
     """
-    import hashlib
-
+    from linter.digest import sha256
     from linter.manifest.loader import read_bytes
 
-    sha = hashlib.sha256()
+    parts = []
     catalogs = [data_dir("catalog"), *pack.catalog_folders]
     catalog_files = [(folder, p) for folder in catalogs for p in sorted(folder.glob("*.yaml"))]
     for folder, path in [*pack_files(pack.folders), *catalog_files]:
         data = read_bytes(str(path), str(folder))
-        sha.update(f"{path.name}\0{len(data)}\0".encode())
-        sha.update(data)
-    return "sha256:" + sha.hexdigest()
+        parts += [f"{path.name}\0{len(data)}\0".encode(), data]
+    return "sha256:" + sha256(b"".join(parts))

@@ -51,7 +51,6 @@ here imports the engine: the command line hands the result down.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from functools import lru_cache
@@ -61,6 +60,7 @@ TYPE_CHECKING = False  # typing only for readers and type checkers: a check does
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+from linter.digest import sha256
 from linter.manifest.validate import suggest
 from linter.paths import relative, repository_of
 from linter.record import field, record
@@ -300,7 +300,7 @@ def parse_bytes(raw: bytes, path: Path, final: bool = True) -> Config:
             raise ConfigError(f"{path}:{exc.line}:{exc.column}: {exc.message}") from None
         data, position = (doc.data if doc.data is not None else {}), doc.position
     config = _parse(data, path, position)
-    config.chain = [(str(path), hashlib.sha256(raw).hexdigest())]
+    config.chain = [(str(path), sha256(raw))]
     config.origin = {key: str(path) for key in [*settings(config), *config.given]}
     if final:
         _finish(config)
@@ -427,7 +427,7 @@ def _parse(data: Any, path: Path, position: Callable[[tuple], tuple[int, int]]) 
         config.allowed_signers = confined(named.strip(), ("signoff", "allowed_signers"))
         given("allowed_signers", ("signoff", "allowed_signers"))
         try:
-            config.allowed_signers_digest = hashlib.sha256(Path(config.allowed_signers).read_bytes()).hexdigest()
+            config.allowed_signers_digest = sha256(Path(config.allowed_signers).read_bytes())
         except OSError:
             config.allowed_signers_digest = None  # verify says the file cannot be read
     per = signoff.get("roles_per_signer", 1)
@@ -643,7 +643,7 @@ def settings_digest(values: dict[str, Any]) -> str:
     import json
 
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8"))
 
 
 def config_key(key: str) -> str:

@@ -14,7 +14,6 @@ limit), so what is refused is refused alike.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +22,7 @@ TYPE_CHECKING = False  # typing only for readers and type checkers: a check does
 if TYPE_CHECKING:
     from typing import Any
 
+from linter.digest import sha256
 from linter.manifest.loader import MAX_BYTES, Document, load_bytes, load_file as load_yaml, read_bytes
 
 LOADED = "loaded.json"
@@ -34,7 +34,7 @@ def load_file(path: str, inside: str | None = None, limit: int = MAX_BYTES, what
     raw = read_bytes(path, inside, limit, what)
     folder, name = str(Path(path).parent), Path(path).name
     entry = _lines(folder).get(name) if folder in _built_in() else None
-    if entry is not None and entry[0] == hashlib.sha256(raw).hexdigest():
+    if entry is not None and entry[0] == sha256(raw):
         return _document(path, raw, json.loads(entry[1]))
     return load_bytes(raw, path, limit, what)
 
@@ -86,5 +86,5 @@ def render(folder: Path) -> str:
         text = json.dumps(encoded, ensure_ascii=False, separators=(",", ":"))
         if _document(str(path), raw, json.loads(text)) != doc:
             continue  # something JSON does not carry exactly: parsed as YAML
-        lines.append(f"{path.name}\t{hashlib.sha256(raw).hexdigest()}\t{text}")
+        lines.append(f"{path.name}\t{sha256(raw)}\t{text}")
     return "\n".join(lines) + "\n"

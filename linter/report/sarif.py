@@ -32,13 +32,13 @@ came from a manifest are escaped as the specification asks.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote
 
 from linter import __version__
+from linter.digest import sha256
 from linter.engine.changes import key
 from linter.results import Result, layer_name, one_line
 from linter.manifest.config import described
@@ -125,7 +125,7 @@ def _extra_descriptor(r: Result, docs_url: str | None) -> dict[str, Any]:
 
 
 def fingerprint(result: Result) -> str:
-    return hashlib.sha256("\0".join(key(result)).encode()).hexdigest()[:32]
+    return sha256("\0".join(key(result)).encode())[:32]
 
 
 def automation_id(category: str | None) -> str | None:

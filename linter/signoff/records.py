@@ -58,7 +58,6 @@ import base64
 import bisect
 import contextlib
 import datetime as dt
-import hashlib
 import json
 import os
 import re
@@ -75,6 +74,7 @@ from pathlib import Path
 from typing import Any
 
 from linter import __version__
+from linter.digest import sha256
 from linter.manifest.config import DEFAULT_ROLES, Config, described, settings
 from linter.manifest.loader import MAX_BYTES, Document, InputError, decode, load_bytes, load_text, read_bytes
 from linter.report.escape import path as escaped
@@ -103,11 +103,11 @@ def content(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def content_digest(data: dict[str, Any]) -> str:
-    return "sha256:" + hashlib.sha256(_canonical(content(data))).hexdigest()
+    return "sha256:" + sha256(_canonical(content(data)))
 
 
 def section_digests(data: dict[str, Any]) -> dict[str, str]:
-    return {k: hashlib.sha256(_canonical(v)).hexdigest()[:12] for k, v in content(data).items()}
+    return {k: sha256(_canonical(v))[:12] for k, v in content(data).items()}
 
 
 def snapshot(data: dict[str, Any]) -> str:
@@ -120,7 +120,7 @@ def unpack_snapshot(text: str, digest: str) -> dict[str, Any] | None:
     """The signed content back, or None when it is unreadable or does not match `digest`."""
     try:
         raw = zlib.decompress(base64.b64decode("".join(str(text).split()), validate=True), bufsize=1 << 16)
-        if len(raw) > 50_000_000 or "sha256:" + hashlib.sha256(raw).hexdigest() != digest:
+        if len(raw) > 50_000_000 or "sha256:" + sha256(raw) != digest:
             return None
         value = json.loads(raw)
     except (ValueError, zlib.error, RecursionError):
@@ -134,15 +134,14 @@ def tool_digest() -> str:
     from linter.paths import data_dir
 
     package = Path(__file__).resolve().parents[1]
-    sha = hashlib.sha256()
+    parts = []
     files = sorted(p for p in package.rglob("*.py") if "_data" not in p.relative_to(package).parts)
     files += sorted(data_dir("templates").glob("*"))
     for path in files:
         data = path.read_bytes()
         name = path.relative_to(package).as_posix() if path.is_relative_to(package) else "templates/" + path.name
-        sha.update(f"{name}\0{len(data)}\0".encode())
-        sha.update(data)
-    return "sha256:" + sha.hexdigest()
+        parts += [f"{name}\0{len(data)}\0".encode(), data]
+    return "sha256:" + sha256(b"".join(parts))
 
 
 def tool_name() -> str:
