@@ -88,6 +88,13 @@ def test_a_clean_check_does_not_import_typing_or_dataclasses(warm):
                     watch=("typing", "dataclasses", "inspect")) == []
 
 
+def test_a_clean_check_does_not_load_openssl(warm):
+    """A check hashes a few kB (the manifest, its configs, a team's rule files): CPython's own
+    SHA-256 does that without hashlib's 4 ms of loading OpenSSL (linter.digest)."""
+    assert imported("check", EXAMPLES / "multi-node-pretrain.hw.yaml", cache=warm,
+                    watch=("hashlib", "_hashlib")) == []
+
+
 def test_help_and_rules_list_need_neither(warm):
     assert imported("--help", cache=warm) == []
     assert imported("rules", "list", cache=warm) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from conftest import EXAMPLES, Run, hwlint_process
@@ -148,6 +149,24 @@ def test_a_team_catalog_is_read_again_when_it_changes(tmp_path):
     run = check()
     assert run.code == 2 and "memory_gib: Extra inputs are not permitted" in run.err
     assert f"{folder / 'gpus.yaml'}:11:5:" in run.err and "Traceback" not in run.err
+
+
+def test_a_team_catalog_edit_that_keeps_size_and_mtime_is_still_seen(tmp_path):
+    """A repository's files are keyed by content (what hwlint installs is keyed by size and
+    mtime): a checkout or a tool that keeps a file's size and time cannot bring back a pack
+    built from the old values."""
+    folder = team(tmp_path, TEAM_GPU)
+    path = manifest_with_gpu(tmp_path, "ACME-X1-96GB")
+    env = {"HWLINT_CACHE_DIR": str(tmp_path / "cache")}
+    gpus = folder / "gpus.yaml"
+    assert "86.4 GB usable of 96 GB" in hwlint_process("check", "--catalog", folder, "--format", "json", path,
+                                                      env=env).out
+    before = gpus.stat()
+    gpus.write_text(TEAM_GPU.replace("memory_gb: 96", "memory_gb: 80"))
+    os.utime(gpus, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert gpus.stat().st_size == before.st_size and gpus.stat().st_mtime_ns == before.st_mtime_ns
+    assert "72 GB usable of 80 GB" in hwlint_process("check", "--catalog", folder, "--format", "json", path,
+                                                    env=env).out
 
 
 def test_an_empty_team_catalog_or_rule_file_is_named_without_manifest_advice(hwlint, tmp_path):

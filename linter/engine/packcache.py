@@ -5,15 +5,19 @@ each expression and template into Python (linter.engine.compiler; the built-in o
 translated in rules/compiled.json); that is most of a one-manifest check. The
 loaded `RulePack` is pickled under a key that covers everything it is built from:
 
-- the bytes of every file the loader reads from the rule folders (`rules.pack_files`:
+- the bytes of every file the loader reads from a repository's rule folders (`rules.pack_files`:
   regular files inside their folder, each within the rule-file size limit, so a link to
-  /dev/zero or a 3 GB file beside the rules is never read) and of `schemas/*.json`
-  (content, not mtime), and of the built-in catalog and the team catalog folders
-  (`*.yaml`, which the pack carries as loaded and, for a team's, as checked),
+  /dev/zero or a 3 GB file beside the rules is never read) and from its team catalog folders
+  (`*.yaml`, which the pack carries as checked): content, not mtime, since that is what a
+  change under review edits,
+- the size and mtime of what hwlint installs: each module of its code, its rule folder (with
+  the table of compiled sources), `schemas/*.json` and the built-in catalog, as Python keys
+  `__pycache__` (an install or a checkout rewrites them; reading the 1 MB they hold would be
+  some 3 ms of every check),
 - the rule and catalog folders as given and as resolved (their names appear in messages),
-- hwlint's own code (size and mtime of each module), the Python version, since the cached
-  rules are compiled Python code, the installed Jinja2 (its parser shaped them), and the installed pydantic (found, not
-  imported: the pack holds no pydantic objects, but the models shaped what it holds).
+- the Python version, since the cached rules are compiled Python code, the installed Jinja2
+  (its parser shaped them), and the installed pydantic (found, not imported: the pack holds
+  no pydantic objects, but the models shaped what it holds).
 
 Rules are stored as the Python code linter.engine.compiler made of them (`marshal`) and
 rebuilt in the sandbox's namespace when first run (`sandbox.Deferred`), so a cached rule
@@ -30,13 +34,14 @@ installation. `--no-cache` or `HWLINT_CACHE=off` disables it.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import marshal
 import os
 import pickle
 import sys
 from pathlib import Path
+
+from linter.digest import sha256
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
 if TYPE_CHECKING:
@@ -137,25 +142,38 @@ def _modules(root: Path) -> list[tuple[str, os.stat_result]]:
 
 
 def _key(folders: list[Path], schemas: Path, catalogs: list[Path]) -> str:
-    digest = hashlib.sha256()
-    digest.update(repr((sys.version, _installed("jinja2"), _installed("pydantic"))).encode())
-    for module, stat in _modules(_LINTER):
-        digest.update(f"{module}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    for folder in folders:
-        digest.update(f"folder\0{folder}\0{folder.resolve()}\n".encode())
-    for folder in catalogs:  # entries name their folder as given
-        digest.update(f"catalog\0{folder}\0{folder.resolve()}\n".encode())
     from linter.paths import data_dir
 
-    present = [f for f in folders if f.is_dir()]
-    rules = data_dir("rules")  # its table of compiled sources, which a build reads
-    # the pack carries the built-in and team catalogs as loaded
-    catalog_files = [(folder, p) for folder in (data_dir("catalog"), *catalogs) for p in _listed(folder, ".yaml")]
-    for folder, item in [*pack_files(present), *((schemas, p) for p in _listed(schemas, ".json")), *catalog_files,
-                         *((rules, p) for p in [rules / "compiled.json"] if p.is_file())]:
+    parts = [repr((sys.version, _installed("jinja2"), _installed("pydantic"))).encode()]
+    for folder in folders:
+        parts.append(f"folder\0{folder}\0{folder.resolve()}\n".encode())
+    for folder in catalogs:  # entries name their folder as given
+        parts.append(f"catalog\0{folder}\0{folder.resolve()}\n".encode())
+    rules, catalog = data_dir("rules"), data_dir("catalog")
+    # What hwlint installs (its code, its rules, schemas and catalog) is keyed by each file's
+    # size and mtime, as Python keys __pycache__: an install or a checkout rewrites them. What
+    # a repository brings (its rule folders and catalogs) is keyed by content: that is what a
+    # change under review edits, and a checkout can keep a file's size and time.
+    shipped = [*_modules(_LINTER), *_stats([p for _, p in pack_files([rules])] + [rules / "compiled.json"]),
+               *_stats(_listed(schemas, ".json")), *_stats(_listed(catalog, ".yaml"))]
+    parts += (f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode() for path, stat in shipped)
+    teams = [(folder, p) for folder in folders if folder != rules and folder.is_dir() for p in rule_files(folder)]
+    teams += [(folder, p) for folder in catalogs if folder != catalog for p in _listed(folder, ".yaml")]
+    for folder, item in teams:
         content = read_pack_file(folder, item)
-        digest.update(f"{folder}\0{item.name}\0{len(content)}\0".encode() + content)
-    return digest.hexdigest()[:32]
+        parts.append(f"{folder}\0{item.name}\0{len(content)}\0".encode() + content)
+    return sha256(b"".join(parts))[:32]
+
+
+def _stats(files: list[Path]) -> list[tuple[str, os.stat_result]]:
+    """(path, stat) of each of `files` that is there."""
+    out = []
+    for path in files:
+        try:
+            out.append((str(path), os.stat(path)))
+        except OSError:
+            continue
+    return out
 
 
 def rule_files(folder: Path) -> list[Path]:
