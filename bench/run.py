@@ -23,8 +23,9 @@ it includes interpreter start-up and imports, as a pre-commit hook or a CI step 
 4. With --imports: the modules that cost most to import (`python -X importtime`).
 5. With --team-rules: a cold build of a team's rule folder (`check --rules DIR FILE`, a fresh
    cache dir) for one team rule and for a large folder (the built-in rules as a team's own,
-   so that none is in the built-in table), beside an empty team folder and yamllint; with
-   --instructions also the instructions each runs (valgrind), which the load does not change.
+   so that none is in the built-in table), beside an empty team folder and yamllint.
+6. With --instructions: also the instructions each run of 1, 5 (and the config chains)
+   executes (valgrind), which the load does not change.
 
 The peers come from the `bench` extra (`pip install -e '.[bench]'`) or --install; a
 peer that is missing is skipped with a note. Nothing here needs jsonschema's format
@@ -145,7 +146,9 @@ def machine() -> str:
             f"{platform.release()}, Python {platform.python_version()}, load average at start {load}")
 
 
-def one_manifest(reps: int) -> None:
+def one_manifest(reps: int, count: bool = False) -> None:
+    """With `count`, also the instructions of one run of each (valgrind): the ratios the
+    machine's load cannot move."""
     hwlint = tool("hwlint")
     rows = [("python -c pass (floor)", [sys.executable, "-c", "pass"], None)]
     if tool("yamllint"):
@@ -163,13 +166,16 @@ def one_manifest(reps: int) -> None:
     if missing:
         print(f"(not installed, skipped: {', '.join(missing)}; `pip install -e '.[bench]'` or --install)\n")
     results = interleaved({label: (command, env) for label, command, env in rows}, reps)
-    ours = results["hwlint check FILE (warm pack cache)"][0]
-    ours_cpu = statistics.median(CPU["hwlint check FILE (warm pack cache)"])
-    print("| command | median wall | min wall | median CPU | hwlint (warm) / this, wall | this / hwlint (warm), CPU |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    counted = {label: instructions(command, env) for label, command, env in rows} if count else {}
+    warm = "hwlint check FILE (warm pack cache)"
+    ours, ours_cpu = results[warm][0], statistics.median(CPU[warm])
+    extra = " instructions | hwlint (warm) / this, instructions |" if counted else ""
+    print("| command | median wall | min wall | median CPU | hwlint (warm) / this, wall | this / hwlint (warm), CPU |" + extra)
+    print("| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if counted else ""))
     for label, (median, low) in results.items():
         cpu = statistics.median(CPU[label])
-        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu)} | {ours / median:.2f}x | {cpu / ours_cpu:.2f}x |")
+        more = f" {counted[label] / 1e6:,.0f} M | {counted[warm] / counted[label]:.2f}x |" if counted else ""
+        print(f"| `{label}` | {ms(median)} | {ms(low)} | {ms(cpu)} | {ours / median:.2f}x | {cpu / ours_cpu:.2f}x |{more}")
     print()
 
 
@@ -494,7 +500,7 @@ def precommit_commit(reps: int) -> None:
     print(f"\nhwlint's commit / yamllint's: {hw / yl:.2f}x\n")
 
 
-def config_chains(reps: int, per_team: int = 50) -> None:
+def config_chains(reps: int, per_team: int = 50, count: bool = False) -> None:
     """Issue 31, item 5: nested configs cost (nearly) nothing. Two repositories with the same
     manifests (`per_team` in each of two team folders): one with the root's .hwlint.yaml alone,
     one where each team folder adds its own config under it (a tightened floor, as the gate
@@ -521,11 +527,13 @@ def config_chains(reps: int, per_team: int = 50) -> None:
         rows.update({f"hwlint check . ({2 * per_team} manifests), {name}": ([hwlint, "check", str(repo)], env)
                      for name, repo in repos.items()})
         results = interleaved(rows, reps)
+        counted = {label: instructions(command, env) for label, (command, env) in rows.items()} if count else {}
     print(f"## Config chains: a root config alone against a root and two team configs ({reps} runs each, round-robin)\n")
-    print("| command | median wall | median CPU |")
-    print("| --- | ---: | ---: |")
+    print("| command | median wall | median CPU |" + (" instructions |" if counted else ""))
+    print("| --- | ---: | ---: |" + (" ---: |" if counted else ""))
     for label, (median, _) in results.items():
-        print(f"| `{label}` | {ms(median)} | {ms(statistics.median(CPU[label]))} |")
+        more = f" {counted[label] / 1e6:,.0f} M |" if counted else ""
+        print(f"| `{label}` | {ms(median)} | {ms(statistics.median(CPU[label]))} |{more}")
     single = [label for label in results if label.startswith("hwlint check FILE")]
     whole = [label for label in results if label.startswith("hwlint check .")]
     print()
@@ -535,7 +543,14 @@ def config_chains(reps: int, per_team: int = 50) -> None:
               f"{statistics.median(CPU[single[1]]) / statistics.median(CPU['yamllint -d relaxed FILE']):.2f}x CPU")
     print(f"The repository with team configs / with the root's alone: {results[whole[1]][0] / results[whole[0]][0]:.2f}x wall, "
           f"{statistics.median(CPU[whole[1]]) / statistics.median(CPU[whole[0]]):.2f}x CPU; one manifest: "
-          f"{results[single[1]][0] / results[single[0]][0]:.2f}x wall\n")
+          f"{results[single[1]][0] / results[single[0]][0]:.2f}x wall")
+    if counted:
+        if "yamllint -d relaxed FILE" in counted:
+            print(f"By instructions: one manifest under two configs / yamllint -d relaxed "
+                  f"{counted[single[1]] / counted['yamllint -d relaxed FILE']:.2f}x; ", end="")
+        print(f"the repository with team configs / with the root's alone {counted[whole[1]] / counted[whole[0]]:.2f}x; "
+              f"one manifest {counted[single[1]] / counted[single[0]]:.2f}x")
+    print()
 
 
 def grown(pools: int) -> str:
@@ -625,7 +640,8 @@ def main() -> None:
     parser.add_argument("--imports", action="store_true", help="also print the import-time profile")
     parser.add_argument("--team-rules", action="store_true", help="also time a cold build of a team's rule folder")
     parser.add_argument("--instructions", action="store_true",
-                        help="with --team-rules: also count instructions (valgrind), which the load does not change")
+                        help="also count instructions (valgrind), which the load does not change: one manifest, "
+                             "the config chains and --team-rules")
     args = parser.parse_args()
     if args.install:
         install()
@@ -633,7 +649,7 @@ def main() -> None:
         sys.exit("hwlint is not installed next to this Python; run `pip install -e .` first")
     compile_package()
     print(f"# hwlint benchmark\n\n{machine()}\n")
-    one_manifest(args.reps)
+    one_manifest(args.reps, args.instructions)
     if not args.skip_bulk:
         for count in (int(c) for c in args.bulk.split(",") if c):
             bulk(count, args.bulk_reps if count <= 1000 else 1, tuple(r for r in args.bulk_rows.split(",") if r))
@@ -644,7 +660,7 @@ def main() -> None:
     if not args.skip_growth:
         growth(args.reps)
     if not args.skip_configs:
-        config_chains(args.reps)
+        config_chains(args.reps, count=args.instructions)
     if args.imports:
         imports()
     if args.team_rules:

@@ -56,6 +56,10 @@ DATA_FILES = ("references.yaml", "tiers.yaml", "policy.yaml", "conditions.yaml",
 # (or several people sharing one account) would otherwise keep evicting each other's.
 KEEP = 32
 _LINTER = Path(__file__).resolve().parents[1]  # the whole package: its code is in the key
+# Packs this process has read or built, by cache file: configs that name the same folders (a
+# team's config under the root's) share one pack instead of unpickling it again. The key is
+# still computed each time, so a file changed between two loads is still seen.
+_loaded: dict[Path, Any] = {}
 
 
 class Choice:
@@ -98,10 +102,11 @@ def cached(build: Callable[[], Any], folders: list[Path], schemas: Path, catalog
         path = where / f"pack-{_key(folders, schemas, catalogs or [])}.pickle"
     except Exception:  # noqa: BLE001 - a file refused or unreadable: let build() report it
         return build()
-    pack = _read(path)
+    pack = _loaded.get(path) or _read(path)
     if pack is None:
         pack = build()
         _write(path, pack)
+    _loaded[path] = pack
     return pack
 
 
