@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import collections
 import os
-import sys
 import time
 
 TYPE_CHECKING = False  # typing only for readers and type checkers: a check does not import it
@@ -131,15 +130,12 @@ def _unfreeze() -> None:
 
 
 def _jobs(count: int) -> tuple[int, bool]:
-    """(workers to use, whether HWLINT_JOBS asked for them): one per CPU this process may run
-    on (its affinity, which a container or `taskset` narrows), subject to the timing."""
-    if count < MIN_PARALLEL or not sys.platform.startswith("linux"):
+    """(workers to use, whether HWLINT_JOBS asked for them): `forked.jobs()`, subject to the timing."""
+    if count < MIN_PARALLEL:
         return 1, False
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    wanted = os.environ.get("HWLINT_JOBS", "")
-    if wanted.isdigit():
-        return max(1, min(int(wanted), cpus)), True
-    return cpus, False
+    from linter.engine.forked import jobs
+
+    return jobs()
 
 
 def _ahead(took: float, files: int, one: float) -> bool:

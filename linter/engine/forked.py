@@ -19,6 +19,7 @@ import pickle
 import select
 import signal
 import struct
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,6 +27,19 @@ if TYPE_CHECKING:
 
 TASK = struct.Struct("<qq")  # files[first:end]: 16 bytes, under PIPE_BUF, so written whole
 SIZE = struct.Struct("<q")  # the length of the pickled answer that follows
+
+
+def jobs() -> tuple[int, bool]:
+    """(processes to use, whether HWLINT_JOBS asked for them): one per CPU this process may run
+    on (its affinity, which a container or `taskset` narrows), or HWLINT_JOBS=N (at most one per
+    CPU; 1: this process alone); 1 where fork is not the platform's safe default (only Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 1, False
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    wanted = os.environ.get("HWLINT_JOBS", "")
+    if wanted.isdigit():
+        return max(1, min(int(wanted), cpus)), True
+    return cpus, False
 
 
 class Broken(Exception):
@@ -136,3 +150,108 @@ def _write(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+_NOT_YET = object()
+INDEX = struct.Struct("<q")  # an item's place in the shared queue
+MAX_SHARED = 65536 // INDEX.size  # the queue is written whole before anyone reads it
+
+
+def share(items: Sequence[str], work: Callable[[str], Any], helpers: int) -> list[Any]:
+    """[work(item) for item in items], this process and up to `helpers` forked workers taking
+    the items in turn from one queue (a pipe holding their indexes, closed for writing, so an
+    empty queue reads as its end). This process never waits on a helper: once the queue is
+    empty it does the items still out itself, the last taken first, and keeps whichever answer
+    comes first. So a helper slowed by a busy machine costs at most its fork and the one item
+    it held, and a helper that dies costs only what it held."""
+    if helpers < 1 or not 1 < len(items) <= MAX_SHARED:
+        return [work(item) for item in items]
+    results: list[Any] = [_NOT_YET] * len(items)
+    queue, fill = os.pipe()
+    try:
+        os.write(fill, b"".join(INDEX.pack(i) for i in range(len(items))))  # whole: within a pipe's 64 KiB
+    finally:
+        os.close(fill)
+    answers: dict[int, int] = {}  # a helper's answer pipe -> its pid
+    try:
+        for _ in range(helpers):
+            try:
+                fd, pid = _helper(queue, items, work, answers)
+            except OSError:
+                break
+            answers[fd] = pid
+        while True:
+            _collect(answers, results)
+            taken = os.read(queue, INDEX.size)
+            if taken:
+                (index,) = INDEX.unpack(taken)
+            else:
+                left = [i for i, result in enumerate(results) if result is _NOT_YET]
+                if not left:
+                    return results
+                index = left[-1]
+            if results[index] is _NOT_YET:
+                results[index] = work(items[index])
+    finally:
+        os.close(queue)
+        for fd, pid in answers.items():
+            os.close(fd)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _helper(queue: int, items: Sequence[str], work: Callable[[str], Any], others: dict[int, int]) -> tuple[int, int]:
+    """Fork a helper that answers (index, work(item)) for each item it takes from `queue`;
+    (its answer pipe, its pid)."""
+    answer_read, answer_write = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(answer_write, fcntl.F_SETPIPE_SZ, 1 << 20)  # an answer (~80 kB) is written whole, not waited on
+    except (ImportError, AttributeError, OSError):
+        pass
+    pid = os.fork()
+    if pid == 0:  # the helper: never returns
+        code = 1
+        try:
+            for fd in (answer_read, *others):
+                os.close(fd)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+            while taken := os.read(queue, INDEX.size):
+                (index,) = INDEX.unpack(taken)
+                answer = pickle.dumps((index, work(items[index])), pickle.HIGHEST_PROTOCOL)
+                _write(answer_write, SIZE.pack(len(answer)) + answer)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(answer_write)
+    return answer_read, pid
+
+
+def _collect(answers: dict[int, int], results: list[Any]) -> None:
+    """The answers the helpers have sent, without waiting; a helper whose pipe ended (it died,
+    or finished) is dropped, its items left to this process."""
+    while answers:
+        ready = select.select(list(answers), [], [], 0)[0]
+        if not ready:
+            return
+        for fd in ready:
+            try:
+                (size,) = SIZE.unpack(_read(fd, SIZE.size))
+                index, result = pickle.loads(_read(fd, size))
+            except Broken:
+                os.close(fd)
+                pid = answers.pop(fd)
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+                continue
+            if results[index] is _NOT_YET:
+                results[index] = result
