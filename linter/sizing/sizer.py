@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from linter.engine.forked import jobs, share
 from linter.engine.review import review_document, today
 from linter.engine.rules import RulePack
 from linter.manifest.loader import load_text
@@ -42,42 +43,55 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
     policy = policy_values(pack, goal)
     names, skipped = candidates(goal)
     out = Sizing(goal=goal, policy=policy, not_candidates=skipped)
-    cap = goal.max_gpus or SEARCH_CAP
     day = today().isoformat()
     launchable = launch_rules(goal, pack)
-    for name in names:
-        cand = search_gpu(goal, name, policy, cap, pack, top, launchable)
-        kept = []
-        for row in cand.rows:
-            try:
-                row.design["manifest"], row.design["notes"], facts = design.build(goal, row, policy, day)
-            except design.Infeasible as exc:
-                row.problem = str(exc)
-                continue
-            row.design["facts"] = facts
-            kept.append(row)
-            if len(kept) == top:
-                break
-        if cand.rows and not kept:
-            cand.dropped = cand.rows[0].problem  # the least GPUs could not be built: the same limit binds the rest
-        cand.rows = kept
-        _confirm(cand, pack)
-        if not cand.rows and goal.max_gpus and cap < SEARCH_CAP and not cand.dropped.startswith(("does not", "the catalog")):
-            free = search_gpu(goal, name, policy, SEARCH_CAP, pack, 1, launchable)  # what it would take without the cap
-            if free.rows:
-                r = free.rows[0]
-                cand.closest = (f"{r.gpus:,} x {name} ({r.layout.text}) would meet it in about {r.days:g} days; "
-                                f"--max-gpus allows {goal.max_gpus:,}")
-                cand.needed = r.gpus
-            elif free.dropped:
-                cand.closest = f"not even without --max-gpus {goal.max_gpus:,}: {free.dropped}"
-                cand.needed = SEARCH_CAP + 1
-        for i, row in enumerate(cand.rows, 1):
-            row.rank = i
-        out.results.append(cand)
+
+    def one_model(name: str) -> Candidate:
+        return _model(goal, name, policy, pack, top, launchable, day)
+
+    # each GPU model's search is its own: forked helpers take some (linter.engine.forked.share),
+    # and the answers are the same, in the same order, as this process alone gives
+    processes, _ = jobs()
+    out.results = share(names, one_model, processes - 1)
     out.ranked = sorted(out.rows, key=lambda r: (overall_key(r, goal), r.rank))  # within a GPU model, its own order
     out.best = out.ranked[0] if out.ranked else None
     return out
+
+
+def _model(goal: Goal, name: str, policy: dict[str, float], pack: RulePack, top: int, launchable: Any,
+           day: str) -> Candidate:
+    """One GPU model's candidate: its best layouts, each built into a manifest, the first
+    reviewed by the rule pack."""
+    cap = goal.max_gpus or SEARCH_CAP
+    cand = search_gpu(goal, name, policy, cap, pack, top, launchable)
+    kept = []
+    for row in cand.rows:
+        try:
+            row.design["manifest"], row.design["notes"], facts = design.build(goal, row, policy, day)
+        except design.Infeasible as exc:
+            row.problem = str(exc)
+            continue
+        row.design["facts"] = facts
+        kept.append(row)
+        if len(kept) == top:
+            break
+    if cand.rows and not kept:
+        cand.dropped = cand.rows[0].problem  # the least GPUs could not be built: the same limit binds the rest
+    cand.rows = kept
+    _confirm(cand, pack)
+    if not cand.rows and goal.max_gpus and cap < SEARCH_CAP and not cand.dropped.startswith(("does not", "the catalog")):
+        free = search_gpu(goal, name, policy, SEARCH_CAP, pack, 1, launchable)  # what it would take without the cap
+        if free.rows:
+            r = free.rows[0]
+            cand.closest = (f"{r.gpus:,} x {name} ({r.layout.text}) would meet it in about {r.days:g} days; "
+                            f"--max-gpus allows {goal.max_gpus:,}")
+            cand.needed = r.gpus
+        elif free.dropped:
+            cand.closest = f"not even without --max-gpus {goal.max_gpus:,}: {free.dropped}"
+            cand.needed = SEARCH_CAP + 1
+    for i, row in enumerate(cand.rows, 1):
+        row.rank = i
+    return cand
 
 
 def review_text(text: str, pack: RulePack) -> Any:
