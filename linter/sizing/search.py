@@ -317,16 +317,44 @@ class Layouts:
         return self.memories[shape, n]
 
 
+def unsupported(goal: Goal, gpu: dict[str, Any]) -> str:
+    """Why the GPU cannot train the goal at all, or "" when it may."""
+    if goal.precision not in (gpu.get("precisions") or []):
+        return f"does not support {goal.precision} (the catalog lists {', '.join(gpu.get('precisions') or ['nothing'])})"
+    if not (gpu.get("dense_tflops") or {}).get(goal.precision):
+        return f"the catalog has no dense {goal.precision} TFLOPS figure, so its time to train is unknown"
+    return ""
+
+
+def micro_batches(goal: Goal) -> tuple[int, ...]:
+    return (goal.fixed["micro_batch_size"],) if "micro_batch_size" in goal.fixed else MICRO_BATCHES
+
+
+def model_parallel(goal: Goal, spec: dict[str, Any], per_node: int, cap: int, launchable: Plan) -> list[tuple[int, int]]:
+    """The (tensor, pipeline) degrees a layout on this server may take: what the goal fixes,
+    within the cap, and what the plan rules allow at the first micro-batch."""
+    fixed = goal.fixed
+    return [(t, p) for t in tensor_degrees(spec, per_node, goal) if fixed.get("tensor", t) == t
+            for p in pipeline_degrees(goal.layers) if t * p <= cap and fixed.get("pipeline", p) == p
+            and launchable.allows(t, p, micro_batches(goal)[0])]
+
+
+def warm(goal: Goal, names: list[str], cap: int, launchable: Plan) -> None:
+    """Ask the plan rules, once here, what every model's search asks first (each tensor and
+    pipeline degree, `model_parallel`): a forked helper then starts with the answers in
+    `launchable`'s cache instead of asking again (linter.engine.forked.share)."""
+    for name in names:
+        _, spec, per_node, _ = node_shape(name)
+        if not unsupported(goal, spec["gpu"]):
+            model_parallel(goal, spec, per_node, cap, launchable)
+
+
 def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pack: RulePack, top: int = 5,
                launchable: Plan | None = None) -> Candidate:
     system, spec, per_node, notes = node_shape(gpu_name)
     cand = Candidate(gpu=gpu_name, system=system, per_node=per_node, notes=notes)
-    gpu = spec["gpu"]
-    if goal.precision not in (gpu.get("precisions") or []):
-        cand.dropped = f"does not support {goal.precision} (the catalog lists {', '.join(gpu.get('precisions') or ['nothing'])})"
-        return cand
-    if not (gpu.get("dense_tflops") or {}).get(goal.precision):
-        cand.dropped = f"the catalog has no dense {goal.precision} TFLOPS figure, so its time to train is unknown"
+    cand.dropped = unsupported(goal, spec["gpu"])
+    if cand.dropped:
         return cand
     layouts = Layouts(goal, spec, per_node, policy)
     launchable = launchable or Plan(pack, layouts.plan)
@@ -352,12 +380,10 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
     # the deadline with memory to spare (time-bound), every layout with at least that ZeRO stage,
     # that much recompute and that context degree is dominated and skipped.
     fixed = goal.fixed
-    shape_mbs = (fixed["micro_batch_size"],) if "micro_batch_size" in fixed else MICRO_BATCHES
+    shape_mbs = micro_batches(goal)
     experts, contexts = expert_degrees(goal), context_degrees(goal.seq)
     shapes = [(t, p, v, c, e, zero, rc, mb)
-              for t in tensor_degrees(spec, per_node, goal) if fixed.get("tensor", t) == t
-              for p in pipeline_degrees(goal.layers) if t * p <= cap and fixed.get("pipeline", p) == p
-              and launchable.allows(t, p, shape_mbs[0])
+              for t, p in model_parallel(goal, spec, per_node, cap, launchable)
               for v in chunk_degrees(goal.layers, p)  # the plan rules judge v with the data degree (launchable_at)
               for e in experts if t * p * e <= cap
               for mb in shape_mbs
@@ -402,14 +428,17 @@ def search_gpu(goal: Goal, gpu_name: str, policy: dict[str, float], cap: int, pa
         t, p, v, c, e, zero, rc, mb = shape
         if c > 1 and (t, p, v, 1, e, zero, rc) not in too_big and (t, p, v, 1, e, zero, rc) in best:
             continue  # context parallelism is for what does not fit without it: without it this one fits
-        counts = counts_of(shape)
+        counts = counted.get((t * p * c, e, mb)) or counts_of(shape)  # some 130,000 shapes: no call for most
         if not counts or counts[0] > limit:
             continue
         key, rc_i = (t, p, v, c, e, zero, rc), RC_INDEX[rc]
         family = (t, p, v, e, mb)
-        if key in too_big or any(zero >= z and rc_i >= r and c >= k for z, r, k in bound.get(family, ())) \
-                or any(zero >= z and rc_i >= r and c >= k for z, r, k in slow.get(family, ())) \
-                or any(rc_i >= r for r in slower.get((family, c, zero == 3), ())):
+        if key in too_big:
+            continue
+        marked, missed, no_count = bound.get(family), slow.get(family), slower.get((family, c, zero == 3))
+        if (marked and any(zero >= z and rc_i >= r and c >= k for z, r, k in marked)) \
+                or (missed and any(zero >= z and rc_i >= r and c >= k for z, r, k in missed)) \
+                or (no_count and any(rc_i >= r for r in no_count)):
             continue
         sizes = counts[:bisect.bisect_right(counts, limit)]
 

@@ -14,7 +14,7 @@ from linter.manifest.loader import load_text
 from linter.sizing import design
 from linter.sizing.emit import manifest_text
 from linter.sizing.goal import Goal
-from linter.sizing.search import SEARCH_CAP, Candidate, Row, candidates, launch_rules, search_gpu
+from linter.sizing.search import SEARCH_CAP, Candidate, Row, candidates, launch_rules, search_gpu, warm
 
 CONFIRM_TRIES = 3  # rows of one GPU model reviewed before it is dropped as failing the rules
 
@@ -52,6 +52,8 @@ def size(goal: Goal, pack: RulePack, top: int = 5) -> Sizing:
     # each GPU model's search is its own: forked helpers take some (linter.engine.forked.share),
     # and the answers are the same, in the same order, as this process alone gives
     processes, _ = jobs()
+    if processes > 1:
+        warm(goal, names, goal.max_gpus or SEARCH_CAP, launchable)
     out.results = share(names, one_model, processes - 1)
     out.ranked = sorted(out.rows, key=lambda r: (overall_key(r, goal), r.rank))  # within a GPU model, its own order
     out.best = out.ranked[0] if out.ranked else None
