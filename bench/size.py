@@ -39,11 +39,11 @@ GOALS = {
 }
 
 
-def once(args: list[str]) -> tuple[float, float, str]:
+def once(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "linter.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "HWLINT_TODAY": "2026-11-30"})
+                          env={**os.environ, "HWLINT_TODAY": "2026-11-30", **(env or {})})
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -56,15 +56,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--goals", default=",".join(GOALS), help="comma-separated names among: " + ", ".join(GOALS))
+    parser.add_argument("--alone", action="store_true",
+                        help="also each goal in this process alone (HWLINT_JOBS=1): what the helper buys, in the same rounds")
     args = parser.parse_args()
     names = [n.strip() for n in args.goals.split(",") if n.strip()]
-    commands = {"check": CHECK, **{n: ["size", *GOALS[n]] for n in names}}
-    for command in commands.values():
-        once(command)  # warm the rule-pack cache and the file system
+    commands = {"check": (CHECK, None), **{n: (["size", *GOALS[n]], None) for n in names}}
+    if args.alone:
+        commands.update({f"{n}, HWLINT_JOBS=1": (["size", *GOALS[n]], {"HWLINT_JOBS": "1"}) for n in names})
+    for command, env in commands.values():
+        once(command, env)  # warm the rule-pack cache and the file system
     runs: dict[str, list[tuple[float, float, str]]] = {name: [] for name in commands}
     for _ in range(args.reps):
-        for name, command in commands.items():
-            runs[name].append(once(command))
+        for name, (command, env) in commands.items():
+            runs[name].append(once(command, env))
     load = os.getloadavg()[0]
     print(f"hwlint size against one check, {args.reps} rounds round-robin, load average {load:.1f} at the end\n")
     print("| run | wall median | / check | CPU median | / check | same output every run |")
@@ -74,6 +78,8 @@ def main() -> None:
     for name, rows in runs.items():
         wall, cpu = statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
         same = "yes" if len({r[2] for r in rows}) == 1 else "NO"
+        if name.endswith("HWLINT_JOBS=1") and same == "yes":  # and the same as with the helper
+            same = "yes, and as with the helper" if rows[0][2] == runs[name.split(",")[0]][0][2] else "NOT as with the helper"
         label = "`hwlint check` (the peer)" if name == "check" else f"`hwlint size`, {name}, every catalog GPU"
         print(f"| {label} | {wall:.2f} s | {wall / wall0:.1f}x | {cpu:.2f} s | {cpu / cpu0:.1f}x | {same} |")
 
