@@ -4,6 +4,7 @@ run must print the same answer.
 
     python bench/size.py             # 7 rounds, medians
     python bench/size.py --reps 3 --goals 1T,175B
+    python bench/size.py --alone     # each goal also in one process (HWLINT_JOBS=1), same rounds
 
 Each figure is a fresh process (interpreter start-up, imports, the rule pack from its cache,
 the search, the designs and the rule-pack reviews of the best rows), as a user sees it. The
