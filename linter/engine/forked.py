@@ -10,6 +10,9 @@ took about 60 ms to deliver its first chunk on an idle 2-CPU machine, 20 ms of i
 A worker ends when its task pipe is closed (the run is over, or the parent died), or when it
 is killed (the parent found the workers behind, or was interrupted). A worker that dies or
 cannot be started shows as `Broken`; the caller reviews the rest itself.
+
+`share` is the other use: a few items of work (the sizer's GPU models) taken from one queue by
+this process and its forked helpers, this process never waiting on a helper.
 """
 
 from __future__ import annotations
