@@ -582,7 +582,10 @@ def _plan_results(rules: list[Rule], plan: dict) -> list[Result]:
     data = {"plan": plain}
     doc = Document(path="<plan>", data=data)
     facts = {"primary_pool": Unknown(("node_pools[].gpu",))}
-    return [evaluate(rule, doc, data, facts, None, "") for rule in rules]
+    from linter.engine.sandbox import pack_budget
+
+    with pack_budget():  # one CPU timer for these rules, as for a manifest's (the sizer asks some 1,200 plans)
+        return [evaluate(rule, doc, data, facts, None, "") for rule in rules]
 
 
 def plain_plan(plan: dict) -> dict | None:
