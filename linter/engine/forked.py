@@ -104,10 +104,7 @@ class Workers:
     def kill(self) -> None:
         """End the workers now: what they were doing is dropped."""
         for pid in self.pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _kill(pid)
         self._reap()
 
     def close(self) -> None:
@@ -118,10 +115,7 @@ class Workers:
         for fd in (*self.tasks, *self.answers):
             os.close(fd)
         for pid in self.pids:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+            _wait(pid)
         self.pids, self.tasks, self.answers = [], [], []
 
 
@@ -135,6 +129,21 @@ def _serve(tasks: int, answers: int, files: Sequence[str], review: Callable[[str
         first, end = TASK.unpack(task)
         answer = pickle.dumps([review(path) for path in files[first:end]], pickle.HIGHEST_PROTOCOL)
         _write(answers, SIZE.pack(len(answer)) + answer)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _wait(pid: int) -> None:
+    """Reap `pid` (a child that ended, or is ending: no zombie is left)."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _read(fd: int, size: int) -> bytes:
@@ -199,14 +208,8 @@ def share(items: Sequence[str], work: Callable[[str], Any], helpers: int) -> lis
         os.close(queue)
         for fd, pid in answers.items():
             os.close(fd)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+            _kill(pid)
+            _wait(pid)
 
 
 def _helper(queue: int, items: Sequence[str], work: Callable[[str], Any], others: dict[int, int]) -> tuple[int, int]:
@@ -250,11 +253,7 @@ def _collect(answers: dict[int, int], results: list[Any]) -> None:
                 index, result = pickle.loads(_read(fd, size))
             except Broken:
                 os.close(fd)
-                pid = answers.pop(fd)
-                try:
-                    os.waitpid(pid, 0)
-                except ChildProcessError:
-                    pass
+                _wait(answers.pop(fd))
                 continue
             if results[index] is _NOT_YET:
                 results[index] = result

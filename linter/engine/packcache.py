@@ -155,10 +155,7 @@ def _key(folders: list[Path], schemas: Path, catalogs: list[Path]) -> str:
     for folder in catalogs:  # entries name their folder as given
         parts.append(f"catalog\0{folder}\0{folder.resolve()}\n".encode())
     rules, catalog = data_dir("rules"), data_dir("catalog")
-    # What hwlint installs (its code, its rules, schemas and catalog) is keyed by each file's
-    # size and mtime, as Python keys __pycache__: an install or a checkout rewrites them. What
-    # a repository brings (its rule folders and catalogs) is keyed by content: that is what a
-    # change under review edits, and a checkout can keep a file's size and time.
+    # what hwlint installs by size and mtime, what a repository brings by content (the docstring says why)
     shipped = [*_modules(_LINTER), *_stats([p for _, p in pack_files([rules])] + [rules / "compiled.json"]),
                *_stats(_listed(schemas, ".json")), *_stats(_listed(catalog, ".yaml"))]
     parts += (f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode() for path, stat in shipped)

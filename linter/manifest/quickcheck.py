@@ -213,7 +213,7 @@ def _scalar(node: dict, allowed: frozenset, build: Any, ref: Any, nullable: bool
 
 
 def _object(node: dict, allowed: frozenset, build: Any) -> Check:
-    checks, first = _lazy(node.get("properties", {}), build)
+    checks = _Lazy(node.get("properties", {}), build)
     extra = node.get("additionalProperties", True)
     closed = extra is not True and not isinstance(extra, dict)  # false (or not a schema): no other key
     other = build(extra) if isinstance(extra, dict) else None
@@ -225,9 +225,7 @@ def _object(node: dict, allowed: frozenset, build: Any) -> Check:
         if required and not required <= value.keys():
             return False
         for key, item in value.items():
-            test = checks.get(key, _UNSEEN)
-            if test is _UNSEEN:
-                test = first(key)
+            test = checks[key]
             if test is None:
                 if closed or (other is not None and not other(item)):
                     return False
@@ -238,21 +236,19 @@ def _object(node: dict, allowed: frozenset, build: Any) -> Check:
     return check
 
 
-_UNSEEN = object()
+class _Lazy(dict):
+    """The checks of an object's properties by key, each built when a value first has that key
+    (None: a key the schema does not list, kept as such): a check meets part of the schema (a
+    fleet's racks, a rental's terms, the plan's options) and need not build the rest. A key met
+    before is a plain dict lookup."""
 
+    def __init__(self, properties: dict, build: Any):
+        super().__init__()
+        self.properties, self.build = properties, build
 
-def _lazy(properties: dict, build: Any) -> tuple[dict[str, Check | None], Callable[[str], Check | None]]:
-    """The checks of an object's properties, each built when a value first has that key (None:
-    a key the schema does not list): a check meets part of the schema (a fleet's racks, a
-    rental's terms, the plan's options) and need not build the rest."""
-    checks: dict[str, Check | None] = {}
-
-    def first(key: str) -> Check | None:
-        sub = properties.get(key, _UNSEEN)
-        checks[key] = built = None if sub is _UNSEEN else build(sub)
+    def __missing__(self, key: str) -> Check | None:
+        built = self[key] = self.build(self.properties[key]) if key in self.properties else None
         return built
-
-    return checks, first
 
 
 def _array(node: dict, allowed: frozenset, build: Any) -> Check:
@@ -315,15 +311,13 @@ def _const(node: dict, build: Any, ref: Any) -> Check:
 
 
 def _properties(node: dict, build: Any, ref: Any) -> Check:
-    checks, first = _lazy(node["properties"], build)
+    checks = _Lazy(node["properties"], build)
 
     def check(value: Any) -> bool:
         if type(value) is not dict:
             return True
         for key, item in value.items():  # the keys given; a schema key not given has nothing to check
-            test = checks.get(key, _UNSEEN)
-            if test is _UNSEEN:
-                test = first(key)
+            test = checks[key]
             if test is not None and not test(item):
                 return False
         return True

@@ -333,10 +333,10 @@ def micro_batches(goal: Goal) -> tuple[int, ...]:
 def model_parallel(goal: Goal, spec: dict[str, Any], per_node: int, cap: int, launchable: Plan) -> list[tuple[int, int]]:
     """The (tensor, pipeline) degrees a layout on this server may take: what the goal fixes,
     within the cap, and what the plan rules allow at the first micro-batch."""
-    fixed = goal.fixed
+    fixed, mb = goal.fixed, micro_batches(goal)[0]
     return [(t, p) for t in tensor_degrees(spec, per_node, goal) if fixed.get("tensor", t) == t
             for p in pipeline_degrees(goal.layers) if t * p <= cap and fixed.get("pipeline", p) == p
-            and launchable.allows(t, p, micro_batches(goal)[0])]
+            and launchable.allows(t, p, mb)]
 
 
 def warm(goal: Goal, names: list[str], cap: int, launchable: Plan) -> None:
