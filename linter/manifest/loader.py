@@ -122,11 +122,12 @@ def read_bytes(path: str, inside: str | None = None, limit: int = MAX_BYTES, wha
         raise InputError(f"{path} is a directory with no *.hw.yaml files under it; give a manifest file, or a folder that holds some", code="IO")
     if not stat.S_ISREG(info.st_mode):
         raise InputError(f"{path} is {_kind(info.st_mode)}, not a regular file; refusing to read it", code="IO")
-    real = os.path.realpath(path)
-    if real != os.path.abspath(path):
+    absolute = os.path.abspath(path)
+    real = os.path.realpath(absolute)
+    if real != absolute:
         from linter.paths import repository_of  # only for a link: the plain path imports nothing more
 
-        here = os.path.dirname(os.path.abspath(path))
+        here = os.path.dirname(absolute)
         root = inside if inside is not None else str(repository_of(here) or here)
         root = os.path.realpath(root)
         if os.path.commonpath([root, real]) != root:
@@ -138,15 +139,33 @@ def read_bytes(path: str, inside: str | None = None, limit: int = MAX_BYTES, wha
         # O_NOFOLLOW on the resolved name and O_NONBLOCK: a file swapped for a link or a pipe
         # after the checks above fails or does not block; fstat says what was opened.
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
                 raise InputError(f"{path} is not a regular file; refusing to read it", code="IO")
-            raw = handle.read(limit + 1)
+            raw = _read_all(fd, opened.st_size, limit)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}", code="IO") from None
     if len(raw) > limit:
         raise InputError(_too_big(f"more than {limit:,} bytes", limit, what), code="IO")
     return raw
+
+
+def _read_all(fd: int, size: int, limit: int) -> bytes:
+    """The bytes of an open regular file, at most `limit` + 1 of them (one more is refused by
+    the caller). Read in pieces the size fstat gave, not into a buffer of `limit` bytes: that
+    buffer (5 MB) was mapped, shrunk and unmapped again for every manifest of a run."""
+    parts, got = [], 0
+    want = min(size, limit) + 1  # one byte past the size: a file that grew since fstat is seen
+    while got <= limit:
+        part = os.read(fd, min(want - got if want > got else 1 << 16, limit + 1 - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_stream(stream: Any, limit: int = MAX_BYTES, what: str = "manifests") -> bytes:
