@@ -159,3 +159,55 @@ def test_a_rule_does_not_read_the_cpu_clock(hwlint, monkeypatch):
     run = hwlint("check", CLEAN, FLAWED)
     assert run.code == 1 and " passed" in run.out
     assert reads[0] <= 2 * 3, reads[0]  # about 70 rules a manifest ran: one reading each before
+
+
+def test_each_keeps_the_order_and_shares_the_work(monkeypatch):
+    """bulk.each: with HWLINT_JOBS=2 workers take some of the items and the answers come back
+    in the items' order; with HWLINT_JOBS=1 this process does them all."""
+    import os
+    import time
+
+    from linter.engine.bulk import MIN_PARALLEL, each
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no worker is forked")
+    parent = os.getpid()
+
+    def work(item: int) -> tuple[int, bool]:
+        time.sleep(0.002)
+        return item, os.getpid() != parent
+
+    items = list(range(MIN_PARALLEL + 6))
+    monkeypatch.setenv("HWLINT_JOBS", "2")
+    shared = list(each(items, work))
+    assert [item for item, _ in shared] == items
+    assert any(in_worker for _, in_worker in shared), "the workers did none of them"
+    monkeypatch.setenv("HWLINT_JOBS", "1")
+    assert list(each(items, work)) == [(item, False) for item in items]
+
+
+def test_base_changes_made_in_workers_give_the_same_report(tmp_path):
+    """`check --base` works out each file's changes in workers once there are enough files
+    (bulk.MIN_PARALLEL): every report is the same bytes as one process alone writes."""
+    from conftest import hwlint_process
+    from linter.engine.bulk import MIN_PARALLEL
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    names = [f"m{i:02d}.hw.yaml" for i in range(MIN_PARALLEL + 6)]
+    for i, name in enumerate(names):
+        (root / name).write_text((FLAWED if i % 3 == 0 else CLEAN).read_text())
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    for i, name in enumerate(names[:-2]):  # the last two unchanged; every third fixes a finding, the others grow
+        text = (root / name).read_text()
+        (root / name).write_text(text.replace("precision: bf16", "precision: fp16", 1) if i % 3 == 0
+                                 else text.replace("count: 32", f"count: {33 + i % 8}", 1))
+    (root / "new.hw.yaml").write_text(CLEAN.read_text())  # not at the base: every finding introduced
+    files = [*names, "new.hw.yaml"]
+    for options in ((), ("--format", "json"), ("--format", "markdown")):
+        alone = hwlint_process("check", "--base", "HEAD", *options, *files, cwd=root, env={"HWLINT_JOBS": "1"})
+        shared = hwlint_process("check", "--base", "HEAD", *options, *files, cwd=root, env={"HWLINT_JOBS": "2"})
+        assert "HEAD" in alone.out and (shared.code, shared.out, shared.err) == (alone.code, alone.out, alone.err)
+    assert "resolved" in alone.out

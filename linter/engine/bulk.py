@@ -5,10 +5,11 @@ monorepo's CI job, the benchmark) can be split over worker processes. The worker
 forked from the process that already loaded the rule pack, so nothing is loaded twice, and
 the reviews come back in the order the files were given, each as soon as it and those
 before it are done: the report is exactly what one process writes, and it is written as
-the run goes. Below MIN_PARALLEL files, where fork is not the platform's safe default
-(only Linux uses it), on one CPU this process may use, or with HWLINT_JOBS=1, everything
-runs in this process; HWLINT_JOBS=N (N > 1) asks for N workers (at most one per CPU) for
-the whole run, without the timing below.
+the run goes. `check --base` works out each file's changes against its base version the
+same way (`each`: any list of items, in order). Below MIN_PARALLEL files, where fork is not
+the platform's safe default (only Linux uses it), on one CPU this process may use, or with
+HWLINT_JOBS=1, everything runs in this process; HWLINT_JOBS=N (N > 1) asks for N workers
+(at most one per CPU) for the whole run, without the timing below.
 
 Whether workers pay is measured on this run, and again as it goes, not guessed from the
 machine's load average (a minute old, and counting jobs that may be about to end): each
@@ -73,15 +74,24 @@ def review_files(files: Sequence[str], pack: Any, tier: str | None, selected: An
     `evidence`: render the passing rules' evidence (for the JSON report); `place_all` false:
     only the failing results are placed (review.review_document). Close the iterator
     when stopping early: that ends the workers."""
-    jobs, forced = _jobs(len(files))
-    run = _Run(files, jobs, (pack, tier, selected, config, evidence, place_all), progress)
+    from linter.engine.review import review_file
+
+    return each(files, lambda path: review_file(path, pack, tier, selected, config, evidence, place_all), progress)
+
+
+def each(items: Sequence[Any], do: Callable[[Any], Any], progress: Callable[[int], None] | None = None) -> Iterator[Any]:
+    """do(item) for each item, in order, each as soon as it and those before it are done, in
+    this process or in workers while they are measured faster (the module's steps): the
+    reviews of a run's files, or (`--base`) each file's changes against its base version."""
+    jobs, forced = _jobs(len(items))
+    run = _Run(items, jobs, do, progress)
     frozen = _freeze()
     try:
         if jobs == 1:
-            yield from run.here(len(files))
+            yield from run.here(len(items))
         elif forced:
-            yield from run.workers(None, len(files))
-            yield from run.here(len(files))  # what a broken pool left
+            yield from run.workers(None, len(items))
+            yield from run.here(len(items))  # what a broken pool left
         else:
             yield from run.timed()
     finally:
@@ -147,8 +157,8 @@ def _ahead(took: float, files: int, one: float) -> bool:
 class _Run:
     """One run's files, delivered in order from this process or from the workers."""
 
-    def __init__(self, files: Sequence[str], jobs: int, work: tuple[Any, ...], progress: Callable[[int], None] | None):
-        self.files, self.jobs, self.work, self.progress = files, jobs, work, progress
+    def __init__(self, files: Sequence[Any], jobs: int, do: Callable[[Any], Any], progress: Callable[[int], None] | None):
+        self.files, self.jobs, self.review, self.progress = files, jobs, do, progress
         self.done = 0  # files delivered
         self.sent = 0  # files handed to the workers, `done` and those queued
         self.pool: Any = None
@@ -156,12 +166,6 @@ class _Run:
         self.queued: collections.deque = collections.deque()  # the worker each chunk went to, in the order sent
         self.ending = 0.0  # the longest that ending the workers took in this run (seconds)
         self.phases: list[tuple[str, int, float]] = []  # ("here" or "workers", files delivered, seconds)
-
-    def review(self, path: str) -> Any:
-        """One file's review, here or in a worker (which inherits this run)."""
-        from linter.engine.review import review_file
-
-        return review_file(path, *self.work)
 
     def here(self, upto: int) -> Iterator[Any]:
         """The reviews of files[done:upto], made in this process."""
