@@ -449,8 +449,6 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
     that does not fail keeps no place (path, line: 1, 1) and no values read, which nothing
     shown then reads; its status, reason and what it is missing are the same, and its `at`
     still runs (a rule error there is reported as ever)."""
-    from linter.engine.sandbox import MissingData, RuleTimeout, time_budget, unaddressed
-
     spec = rule.spec
     scope, recorder = views if views is not None else _views(data, facts, primary)
     recorder.clear()
@@ -458,36 +456,21 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
         rule_id=spec.id, title=spec.title, layer=rule.layer, severity=spec.severity, status="pass",
         citations=list(spec.cite), file=doc.path,
     )
-
-    def locate(place: bool = True) -> None:
-        """The result's path and line; `place` false: only the `at` template run (within the
-        rule's budget, whose timeout is the rule's error however the result is reported)."""
-        try:
-            if type(spec.at) is str and renders_as_itself(spec.at):
-                path = spec.at.strip()  # no template to run
-            else:
-                path = rule.at.render_in(scope).strip()
-        except RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback
-            raise
-        except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
-            path = spec.at.split("{")[0].rstrip(".[")
-        if place:
-            result.path = path
-            result.line, result.column = doc.position(_path_key(path) if path else ())
-
-    if not rule.applies_at(tier):
+    if spec.tiers != "all" and tier not in spec.tiers:
         result.status = "skipped"
         result.reason = f"applies at {', '.join(spec.tiers)}; this manifest is {tier}"
         result.line, result.column = 1, 1
         return result
-    reasons = [holding[name] for name in spec.not_applicable_when if name in (holding or {})]
-    if reasons:
-        result.status = "skipped"
-        result.reason = "; ".join(reasons)
-        result.line, result.column = 1, 1
-        return result
+    if spec.not_applicable_when and holding:
+        reasons = [holding[name] for name in spec.not_applicable_when if name in holding]
+        if reasons:
+            result.status = "skipped"
+            result.reason = "; ".join(reasons)
+            result.line, result.column = 1, 1
+            return result
+    sandbox = _sandbox()
     try:
-        with time_budget():  # one budget for all of the rule's expressions and templates, `at` included
+        with sandbox.time_budget():  # one budget for all of the rule's expressions and templates, `at` included
             try:
                 applies = rule.when.run(scope)
                 if not applies:
@@ -497,15 +480,15 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                 holds = rule.require.run(scope)
                 if holds and not place_all and not evidence:
                     if not _straight_at(rule):  # an `at` that could run long runs, its budget as ever
-                        locate(False)
+                        _locate(rule, scope, result, doc, False)
                     return result
-                locate()
+                _locate(rule, scope, result, doc)
                 result.facts = read_values(recorder)
                 if holds:
                     if evidence and rule.evidence is not None:
                         try:  # evidence is a courtesy: a value it lacks must not turn a pass into pending
                             result.evidence = one_line(rule.evidence.render_in(scope))
-                        except RuleTimeout:
+                        except sandbox.RuleTimeout:
                             raise
                         except Exception:  # noqa: BLE001 - MissingData, or a figure the words cannot format
                             result.evidence = ""
@@ -516,8 +499,8 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                 else:
                     result.message = one_line(rule.message.render_in(scope))
                     result.fix = one_line(rule.fix.render_in(scope))
-            except MissingData as exc:
-                locate(place_all)
+            except sandbox.MissingData as exc:
+                _locate(rule, scope, result, doc, place_all)
                 if not place_all:  # no place, even one a failing `each` item had given it
                     result.path, result.line, result.column = "", 1, 1
                 result.items, result.message = [], ""  # an item `each` could not judge: pending, not a partial list
@@ -528,8 +511,34 @@ def evaluate(rule: Rule, doc: Document, data: dict, facts: dict, primary: dict |
                     result.facts = read_values(recorder)
     except Exception as exc:  # noqa: BLE001 - a broken or hostile rule must not stop the others
         result.status = "pending"
-        result.reason = f"rule error: {type(exc).__name__}: {unaddressed(str(exc))}"
+        result.reason = f"rule error: {type(exc).__name__}: {sandbox.unaddressed(str(exc))}"
     return result
+
+
+@lru_cache(maxsize=1)
+def _sandbox() -> Any:
+    """linter.engine.sandbox, imported when a rule first runs (a file the schema refuses runs none)."""
+    from linter.engine import sandbox
+
+    return sandbox
+
+
+def _locate(rule: Rule, scope: dict[str, Any], result: Result, doc: Document, place: bool = True) -> None:
+    """The result's path and line; `place` false: only the `at` template run (within the
+    rule's budget, whose timeout is the rule's error however the result is reported)."""
+    at = rule.spec.at
+    try:
+        if type(at) is str and renders_as_itself(at):
+            path = at.strip()  # no template to run
+        else:
+            path = rule.at.render_in(scope).strip()
+    except _sandbox().RuleTimeout:  # the rule's budget ran out: that is the rule's error, not a fallback
+        raise
+    except Exception:  # noqa: BLE001 - a failing `at` falls back to its fixed part
+        path = at.split("{")[0].rstrip(".[")
+    if place:
+        result.path = path
+        result.line, result.column = doc.position(_path_key(path) if path else ())
 
 
 def _each(rule: Rule, doc: Document, scope: dict[str, Any], result: Result) -> list[Any]:

@@ -74,9 +74,6 @@ class Rule:
     def id(self) -> str:
         return self.spec.id
 
-    def applies_at(self, tier: str) -> bool:
-        return self.spec.tiers == "all" or tier in self.spec.tiers
-
 
 @record
 class RulePack:

@@ -1259,7 +1259,10 @@ class Deferred:
         return self._get().run(context)
 
     def run(self, context: dict) -> Any:
-        return self._get().run(context)
+        built = self._built or self._get()
+        if _budget.armed:  # inside a rule's budget (Compiled.run's first case, without its call)
+            return built.function(context)
+        return built.run(context)
 
     def render(self, **context: Any) -> str:
         return self._get().render_in(context)
