@@ -34,3 +34,31 @@ def test_every_example_validates_against_the_schema():
         data = json.loads(json.dumps(YAML(typ="safe").load(path.read_text()), default=str))
         errors = [e.message for e in validator.iter_errors(data)]
         assert not errors, (path.name, errors)
+
+
+def test_a_resolved_manifest_is_checked_again_only_where_the_catalog_filled_it():
+    """validate.certainly_valid_beyond trusts the sections shared with the data the schema check
+    accepted, which is sound only while the schema's top level holds no rule across sections;
+    a catalog-filled section that breaks the schema is still caught."""
+    import copy
+
+    from conftest import EXAMPLES
+    from linter.manifest.catalog import resolve
+    from linter.manifest.loader import load_file
+    from linter.manifest.validate import certainly_valid, certainly_valid_beyond
+
+    top = json.loads((ROOT / "schemas" / "manifest.schema.json").read_text())
+    assert set(top) - {"$defs", "$id", "$schema", "title", "description"} == {
+        "type", "properties", "required", "additionalProperties"}
+    doc = load_file(str(EXAMPLES / "multi-node-pretrain.hw.yaml"))
+    resolved = resolve(doc).data
+    assert resolved["node_pools"] is not doc.data["node_pools"] and resolved["plan"] is doc.data["plan"]
+    assert certainly_valid_beyond(resolved, doc.data) and certainly_valid(resolved)
+    broken = {**resolved, "node_pools": copy.deepcopy(resolved["node_pools"])}
+    broken["node_pools"][0]["count"] = -1  # as a catalog value could make it
+    assert not certainly_valid_beyond(broken, doc.data) and not certainly_valid(broken)
+    extra = {**resolved, "surprise": 1}  # a section the accepted data had not: the whole is checked
+    assert not certainly_valid_beyond(extra, doc.data)
+    copied = copy.deepcopy(resolved)  # nothing shared (an option's variant): every section is checked
+    copied["plan"]["global_batch_tokens"] = "many"
+    assert not certainly_valid_beyond(copied, doc.data)

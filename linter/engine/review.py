@@ -26,7 +26,7 @@ from linter.record import field, record, replace
 from linter.results import Result, dotted, file_finding, one_line, undotted
 from linter.engine.rules import Rule, RulePack, renders_as_itself
 from linter.manifest.dump import dump
-from linter.manifest.validate import certainly_valid, certainly_valid_plan, validate
+from linter.manifest.validate import certainly_valid_beyond, certainly_valid_plan, validate
 from linter.engine.waivers import apply_waivers
 
 
@@ -131,14 +131,14 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
         return review
     names = option_names(doc.data)
     if not names:
-        return _judge(review, doc, pack, tier, selected, config, on, evidence, place_all=place_all)
+        return _judge(review, doc, pack, tier, selected, config, on, evidence, place_all=place_all, validated=doc.data)
     chosen = doc.data["procurement"]["chosen"]
     variants = {name: replace(doc, data=with_option(doc.data, name)) for name in names}
     others = {}
     for name in names:
         if name != chosen:
             others[name] = _judge(Review(file=doc.path), variants[name], pack, tier, selected, config, on,
-                                  place_all=place_all)
+                                  place_all=place_all, validated=doc.data)
             if others[name].file_findings:  # e.g. an option that names a system the catalog does not have
                 review.results = others[name].file_findings
                 return review
@@ -153,7 +153,7 @@ def review_document(doc: Document, pack: RulePack, tier: str | None = None, sele
               **{key: every[o["name"]].facts["procurement"][key] for key in ("total_cost", "ready_date")}}
              for o in review.options], money["start_date"], money["project_months"], chosen)}
 
-    return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare, place_all)
+    return _judge(review, variants[chosen], pack, tier, selected, config, on, evidence, compare, place_all, doc.data)
 
 
 def quotes_of(money: dict[str, Any]) -> list[dict[str, Any]]:
@@ -195,10 +195,12 @@ def option_summary(name: str, judged: Review, chosen: bool) -> dict[str, Any]:
 
 
 def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, selected: Any,
-           config: Config, on: dt.date, evidence: bool = False, compare: Any = None, place_all: bool = True) -> Review:
+           config: Config, on: dt.date, evidence: bool = False, compare: Any = None, place_all: bool = True,
+           validated: dict | None = None) -> Review:
     """Catalog, model, facts, tier, rules and waivers for one (valid) manifest. `compare`, given
     the review with its rules run and waivers applied, returns facts.options: the rules that
-    read it (pending until then) run once more with it, before the waivers apply."""
+    read it (pending until then) run once more with it, before the waivers apply. `validated`:
+    the data the schema check accepted (plain_manifest's `accepted`)."""
 
     # the pack carries its catalog, team folders included (and so does its digest)
     catalog = pack.catalog if pack.catalog is not None else load_catalog(tuple(str(f) for f in pack.catalog_folders))
@@ -208,7 +210,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
     if resolved.findings:
         review.results = resolved.findings
         return review
-    data = plain_manifest(resolved.data, doc, pack.manifest_shape, bool(resolved.refs))
+    data = plain_manifest(resolved.data, doc, pack.manifest_shape, bool(resolved.refs), validated)
     if isinstance(data, list):
         review.results = data
         return review
@@ -300,14 +302,16 @@ def catalog_dates(entries: list[dict[str, Any]], on: str) -> dict[str, Any]:
                                      for c in undated)) if undated else []}
 
 
-def plain_manifest(data: dict, doc: Document, shape: Any = None, from_catalog: bool = True) -> dict | list[Result]:
+def plain_manifest(data: dict, doc: Document, shape: Any = None, from_catalog: bool = True,
+                   accepted: dict | None = None) -> dict | list[Result]:
     """Validate through the pydantic models (dates, cross-field types) and return plain data
     keyed as in the manifest, with the models' defaults, without the values the manifest
     leaves out. With the models' `shape` (linter.manifest.dump), a valid manifest gets the
     same data without pydantic; catalog values, which the manifest schema did not see, must
-    pass the quick schema check first. Anything else goes through pydantic, which also
-    words the errors."""
-    if shape is not None and (not from_catalog or certainly_valid(data)):
+    pass the quick schema check first (of the sections not shared with `accepted`, data the
+    schema check accepted, when given: validate.certainly_valid_beyond). Anything else goes
+    through pydantic, which also words the errors."""
+    if shape is not None and (not from_catalog or certainly_valid_beyond(data, accepted)):
         dumped = dump(shape, data)
         if dumped is not None:
             return dumped

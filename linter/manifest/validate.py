@@ -223,6 +223,26 @@ def _quick_check() -> Any:
     return compile_schema(manifest_schema_json())
 
 
+def certainly_valid_beyond(data: Any, accepted: dict | None) -> bool:
+    """certainly_valid for `data` whose top-level values are partly the very objects of
+    `accepted`, a manifest the schema check accepted (the catalog fills node_pools and network
+    in copies, and shares the rest): only the other values are checked, each against its
+    section's schema. The manifest schema's top level holds no rule across sections (only
+    `type`, `properties`, `required`, `additionalProperties`), so with the same keys the rest
+    is as valid as it was."""
+    if accepted is None or not isinstance(data, dict) or data.keys() != accepted.keys():
+        return certainly_valid(data)
+    return all(value is accepted[key] or _quick_section(key)(value) for key, value in data.items())
+
+
+@lru_cache(maxsize=None)
+def _quick_section(key: str) -> Any:
+    from linter.manifest.quickcheck import compile_schema
+
+    schema = manifest_schema_json()
+    return compile_schema({"$defs": schema.get("$defs", {}), **schema["properties"][key]})
+
+
 def certainly_valid_plan(plan: Any) -> bool:
     """certainly_valid for a plan: section alone (the sizer's drafts)."""
     return isinstance(plan, dict) and _quick_plan_check()(plan)
