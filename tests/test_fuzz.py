@@ -501,3 +501,16 @@ def test_any_number_in_any_numeric_field_gets_findings_never_a_rule_error(tmp_pa
     assert code in (0, 1), out + err
     assert "Traceback" not in out + err and "internal error" not in err and "rule error" not in out, out + err
     assert not re.search(r"\b(inf|nan)\b", out), out
+
+
+@pytest.mark.parametrize("text, value", [
+    ("3.35", 3.35), ("10.0", 10.0), ("00.10", 0.1), ("1.", 1.0), (".5", 0.5), ("-2.5", -2.5), ("1.5e3", 1500.0),
+    ("1.2.3", "1.2.3"), ("٣.٥", "٣.٥"), ("3.x", "3.x"), ("null", None), ("~", None), ("NULL", None), ("nul", "nul"),
+])
+def test_plain_numbers_and_nulls_read_as_the_yaml_core_schema_does(text, value):
+    """The loader's quick paths (a plain decimal, the null words) read as its patterns do:
+    floats are floats (10.0 is not 10), other digits and near-misses stay text."""
+    from linter.manifest.loader import load_text
+
+    data = load_text(f"a: {text}\nb: 1\n").data
+    assert data.get("a") == value and type(data.get("a")) is type(value), data

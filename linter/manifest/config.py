@@ -774,7 +774,7 @@ class Selection:
         return None
 
     def __call__(self, rule_id: str) -> bool:
-        return self.dropped(rule_id) is None
+        return not (self.select or self.ignore) or self.dropped(rule_id) is None  # most runs pick every rule
 
 
 def selection(config: Config, select: str | None, ignore: str | None) -> Selection:

@@ -47,6 +47,7 @@ _YAML = "tag:yaml.org,2002:"
 _STR = _YAML + "str"
 _TYPED_START = frozenset("~nNtTfF-+.0123456789")  # a plain scalar starting otherwise is text
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_NULLS = frozenset(("~", "null", "Null", "NULL"))  # _NULL's words (the empty text is read before)
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 # Numbers as the YAML 1.2 core schema (and so yaml-language-server) reads them: no `_`
 # separators, no 0b binary, no sign before 0x or 0o. YAML 1.1 read those as numbers; here
@@ -638,7 +639,10 @@ def _plain(text: str, line: int, column: int) -> Any:
         if len(text) > MAX_DIGITS:
             raise InputError(f"a number with {len(text):,} digits is out of range", line, column, code="SCHEMA")
         return int(text)
-    if _NULL.match(text):
+    whole, dot, fraction = text.partition(".")
+    if dot and whole.isdigit() and fraction.isdigit() and text.isascii():  # 3.35: as _FLOAT reads it
+        return _float(text, line, column)
+    if text in _NULLS:
         return None
     if text in _BOOL:
         return _BOOL[text]
