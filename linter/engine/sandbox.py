@@ -188,33 +188,26 @@ def _join(path: str, key: Any) -> str:
 def wrap(value: Any, path: str, recorder: Recorder) -> Any:
     """`value` as a rule reads it at `path`: a view, a Missing, or itself (recorded)."""
     view = _view(value, path, recorder)
-    if type(view) is _Leaf:
-        recorder[path] = view.value
-        return view.value
+    if type(view) is tuple:
+        recorder[path] = view[1]
+        return view[1]
     return view
 
 
-class _Leaf:
-    """A value a view gives as itself, recorded each time a rule reads it."""
-
-    __slots__ = ("path", "value")
-
-    def __init__(self, path: str, value: Any):
-        self.path, self.value = path, value
-
-
 def _view(value: Any, path: str, recorder: Recorder) -> Any:
-    """What a view keeps for one of its keys or items: a view, a Missing or a _Leaf."""
+    """What a view keeps for one of its keys or items: a view, a Missing, or a leaf, a value
+    the view gives as itself, recorded each time a rule reads it: the tuple (path, value)
+    (nothing else a view keeps is a tuple; a tuple is built without a call)."""
     kind = type(value)
     if kind in _LEAVES:
-        return _Leaf(path, value)
+        return (path, value)
     if kind is dict or (isinstance(value, abc.Mapping) and not isinstance(value, Scope)):
         return Scope(value, path, recorder)
     if isinstance(value, list):
         return ScopeList(value, path, recorder)
     if isinstance(value, Unknown):
         return Missing(needs=value.needs, name=path)
-    return _Leaf(path, value)
+    return (path, value)
 
 
 class Scope(abc.Mapping):
@@ -235,9 +228,9 @@ class Scope(abc.Mapping):
             path = _join(self._path, key)
             kept = _view(self._data[key], path, self._recorder) if key in self._data else Missing(needs=(path,), name=path)
             self._kept[key] = kept
-        if type(kept) is _Leaf:
-            self._recorder[kept.path] = kept.value
-            return kept.value
+        if type(kept) is tuple:  # a leaf
+            self._recorder[kept[0]] = kept[1]
+            return kept[1]
         return kept
 
     def __getitem__(self, key: Any) -> Any:
@@ -273,9 +266,9 @@ class ScopeList(abc.Sequence):
         kept = self._kept.get(index)
         if kept is None:
             kept = self._kept[index] = _view(self._items[index], _join(self._path, index), self._recorder)
-        if type(kept) is _Leaf:
-            self._recorder[kept.path] = kept.value
-            return kept.value
+        if type(kept) is tuple:  # a leaf
+            self._recorder[kept[0]] = kept[1]
+            return kept[1]
         return kept
 
     def __iter__(self):

@@ -84,8 +84,13 @@ def rounded(x: float, digits: int = 2) -> float:
     return round(x, digits)
 
 
+# The helpers below compute at once when their values are known (the usual case, some hundred
+# times a manifest), and leave the unknown case to `apply`.
+
 def difference(a: Any, b: Any) -> Any:
-    return apply(lambda x, y: x - y, a, b)
+    if type(a) is Unknown or type(b) is Unknown:
+        return apply(lambda x, y: x - y, a, b)
+    return a - b
 
 
 def sum_of(*values: Any) -> Any:
@@ -93,11 +98,11 @@ def sum_of(*values: Any) -> Any:
 
 
 def maybe_rounded(value: Any) -> Any:
-    return apply(rounded, value)
+    return apply(rounded, value) if type(value) is Unknown else round(value, 2)
 
 
 def scaled(value: Any, times: float) -> Any:
-    return apply(lambda v: v * times, value)
+    return apply(lambda v: v * times, value) if type(value) is Unknown else value * times
 
 
 def least(values: list[tuple[str, Any]], empty: str) -> Any:
