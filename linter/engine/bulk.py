@@ -158,7 +158,7 @@ class _Run:
     """One run's files, delivered in order from this process or from the workers."""
 
     def __init__(self, files: Sequence[Any], jobs: int, do: Callable[[Any], Any], progress: Callable[[int], None] | None):
-        self.files, self.jobs, self.review, self.progress = files, jobs, do, progress
+        self.files, self.jobs, self.do, self.progress = files, jobs, do, progress
         self.done = 0  # files delivered
         self.sent = 0  # files handed to the workers, `done` and those queued
         self.pool: Any = None
@@ -170,7 +170,7 @@ class _Run:
     def here(self, upto: int) -> Iterator[Any]:
         """The reviews of files[done:upto], made in this process."""
         for path in self.files[self.done:upto]:
-            yield self._delivered(self.review(path))
+            yield self._delivered(self.do(path))
 
     def _delivered(self, review: Any) -> Any:
         self.done += 1
@@ -289,7 +289,7 @@ class _Run:
         from linter.engine.forked import Broken, Workers
 
         try:
-            self.pool = Workers(self.jobs, self.files, self.review)
+            self.pool = Workers(self.jobs, self.files, self.do)
         except Broken:
             self.broken = True
             return False

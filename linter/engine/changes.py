@@ -792,12 +792,12 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
         # The same bytes, judged by the same pack, selection and config as the new version: the
         # base version's review is the new one's (and nothing can have moved). A base judged
         # otherwise (its own config) is reviewed on its own.
-        reuse = unchanged and same_config
-        plans.append((new, unchanged, same_config, old_config, note, edited, base_judge,
-                       None if reuse else (raw, new.file, base_pack, tier, base_selected, old_config)))
+        # `asked`: what versions() reviews the base version with; None where the new review serves
+        asked = None if unchanged and same_config else (raw, new.file, base_pack, tier, base_selected, old_config)
+        plans.append((new, same_config, old_config, note, edited, base_judge, asked))
 
     def changes_of(plan: tuple) -> Changes:
-        new, unchanged, same_config, old_config, note, edited, base_judge, asked = plan
+        new, same_config, old_config, note, edited, base_judge, asked = plan
         if asked is None:
             old, old_doc, new_doc = new, None, None
         else:
@@ -805,7 +805,7 @@ def against_ref(reviews: list[Review], ref: str, pack: Any, tier: str | None, se
             new_doc = document_of(current(new, sources or {}), new.file)
         changes = compare_documents(old, old_doc, new, new_doc, ref, pack, tier, selected, config,
                                     None if same_config else old_config, base_judge, folders=edited)
-        changes.unchanged = unchanged and same_config
+        changes.unchanged = asked is None
         changes.config_files = (_config_path(old_config), _config_path(config))
         changes.config_chains = (_chain(old_config), _chain(config))
         changes.base_fail_on = getattr(old_config, "fail_on", None)

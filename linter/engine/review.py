@@ -252,7 +252,7 @@ def _judge(review: Review, doc: Document, pack: RulePack, tier: str | None, sele
 
         views = _views(data, facts, primary)  # one view of this manifest for all its rules
         for rule in pack.rules:
-            if selected is not None and not selected(rule.spec.id):
+            if selected is not None and not selected(rule.id):
                 how = selected.dropped(rule.id) if hasattr(selected, "dropped") else "deselected"
                 review.deselected.append({"rule_id": rule.id, "title": rule.spec.title, "severity": rule.spec.severity,
                                           "never_skip": rule.spec.never_skip, "how": how})

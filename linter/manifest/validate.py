@@ -237,6 +237,7 @@ def certainly_valid_beyond(data: Any, accepted: dict | None) -> bool:
 
 @lru_cache(maxsize=None)
 def _quick_section(key: str) -> Any:
+    """The quick check of one top-level section (`plan`, `node_pools`, ...) alone."""
     from linter.manifest.quickcheck import compile_schema
 
     schema = manifest_schema_json()
@@ -245,14 +246,7 @@ def _quick_section(key: str) -> Any:
 
 def certainly_valid_plan(plan: Any) -> bool:
     """certainly_valid for a plan: section alone (the sizer's drafts)."""
-    return isinstance(plan, dict) and _quick_plan_check()(plan)
-
-
-@lru_cache(maxsize=1)
-def _quick_plan_check() -> Any:
-    from linter.manifest.quickcheck import compile_schema
-
-    return compile_schema({"$defs": manifest_schema_json().get("$defs", {}), "$ref": "#/$defs/Plan"})
+    return isinstance(plan, dict) and _quick_section("plan")(plan)
 
 
 def explain_errors(validator: Any, doc: Document) -> list[Result]:
